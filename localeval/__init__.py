@@ -1,0 +1,69 @@
+"""localeval: offline RAG retrieval metrics, scored by a local GGUF judge.
+
+The public API; importing it loads no model and does no work.
+
+    from localeval import evaluate
+    run = evaluate([{"retrieved_context_ids": [1, 2], "reference_context_ids": [2, 3]}], ["id_context_recall"])
+    run.summary["metrics"]["id_context_recall"]["mean"]  # 0.5
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from localeval.errors import ConfigError, InputError, JudgeError, LocalevalError, ModelError
+from localeval.judge import Judge, load_judge
+from localeval.metrics import Score, create_metric, list_metrics
+from localeval.runner import MetricLike, SampleLike, SampleResult, resolve_metrics, score
+from localeval.samples import Sample, parse_sample
+from localeval.summary import Summary
+
+__version__ = "0.1.0"
+
+
+@dataclass
+class Evaluation:
+    """Per-sample results (results-file dicts, in input order) and the summary."""
+
+    results: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def evaluate(
+    samples: Iterable[SampleLike],
+    metrics: Iterable[MetricLike],
+    *,
+    judge: Judge | None = None,
+    thresholds: Mapping[str, float] | None = None,
+) -> Evaluation:
+    """Score samples in memory and summarise them; `score` is the streaming form."""
+    selected = resolve_metrics(metrics)
+    summary = Summary([m.name for m in selected], thresholds)
+    results = []
+    for result in score(samples, selected, judge=judge):
+        row = result.to_dict()
+        summary.add(row)
+        results.append(row)
+    return Evaluation(results, summary.to_dict())
+
+
+__all__ = [
+    "ConfigError",
+    "Evaluation",
+    "InputError",
+    "Judge",
+    "JudgeError",
+    "LocalevalError",
+    "ModelError",
+    "Sample",
+    "SampleResult",
+    "Score",
+    "Summary",
+    "create_metric",
+    "evaluate",
+    "list_metrics",
+    "load_judge",
+    "parse_sample",
+    "score",
+]

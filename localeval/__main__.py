@@ -1,0 +1,5 @@
+"""`python -m localeval` is the `localeval` command."""
+
+from localeval.cli import main
+
+main()

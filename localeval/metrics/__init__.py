@@ -1,0 +1,63 @@
+"""The metric registry: names, their options, and building a metric from strings."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from localeval.errors import ConfigError
+from localeval.metrics.base import Metric, Score
+from localeval.metrics.id_recall import IdContextRecall
+from localeval.metrics.recall import ContextRecall
+from localeval.metrics.relevance import ContextRelevance
+from localeval.metrics.string_recall import NonLlmContextRecall
+
+# Registry order is the default scoring order: the judge metrics of a sample run
+# back to back so the second reuses the first one's cached context prefix.
+REGISTRY: dict[str, type[Metric]] = {
+    m.name: m for m in (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
+}
+
+
+def list_metrics() -> list[dict[str, Any]]:
+    """Every metric with its required fields and options, for `localeval metrics` and docs."""
+    rows = []
+    for name in REGISTRY:
+        cls = REGISTRY[name]
+        options = {
+            key: {
+                "default": info.default,
+                "type": getattr(info.annotation, "__name__", str(info.annotation)),
+                "description": info.description or "",
+            }
+            for key, info in cls.Params.model_fields.items()
+        }
+        rows.append(
+            {
+                "name": name,
+                "description": cls.description,
+                "required_fields": list(cls.required_fields),
+                "needs_judge": cls.needs_judge,
+                "options": options,
+            }
+        )
+    return rows
+
+
+def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
+    """Build a metric by name with validated options (strings such as "0.7" are converted)."""
+    if name not in REGISTRY:
+        known = ", ".join(sorted(REGISTRY))
+        raise ConfigError(f"unknown metric '{name}'; known metrics: {known}")
+    cls = REGISTRY[name]
+    try:
+        params = cls.Params.model_validate(dict(options or {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"metric '{name}' option '{key}': {first['msg']}") from None
+    return cls(params)
+
+
+__all__ = ["Metric", "Score", "REGISTRY", "create_metric", "list_metrics"]

@@ -1,0 +1,33 @@
+"""ID-based context recall: the share of reference context ids that were retrieved.
+
+Same semantics as ragas' IDBasedContextRecall: ids compare as `str()` so 7 and "7"
+match, duplicates count once.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from localeval.judge import Judge
+from localeval.metrics.base import Metric, Score
+from localeval.samples import ContextId, Sample
+
+
+def id_recall(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[ContextId]) -> Score:
+    """Score one pair of id lists; NaN when there are no reference ids."""
+    reference = list(dict.fromkeys(str(i) for i in reference_ids))
+    if not reference:
+        return Score(value=float("nan"), details={"found": [], "missing": []})
+    retrieved = {str(i) for i in retrieved_ids}
+    found = [i for i in reference if i in retrieved]
+    missing = [i for i in reference if i not in retrieved]
+    return Score(value=len(found) / len(reference), details={"found": found, "missing": missing})
+
+
+class IdContextRecall(Metric):
+    name = "id_context_recall"
+    description = "Share of reference context ids found among the retrieved ids (ids compared as strings)."
+    required_fields = ("retrieved_context_ids", "reference_context_ids")
+
+    def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
+        return [id_recall(s.retrieved_context_ids or [], s.reference_context_ids or []) for s in samples]

@@ -1,0 +1,110 @@
+"""LLM context recall: the share of the reference's statements attributable to the retrieved context.
+
+ragas' LLMContextRecall, one judge call per statement so that each call shares the
+sample's cached prefix and each verdict comes with its own short reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localeval.judge import Judge
+from localeval.judge.prompts import CLAIMS_TASK, REASON_HINT, RECALL_TASK, context_block, messages
+from localeval.metrics.base import Metric, Score
+from localeval.metrics.judging import UsageTally, context_sentences, fit_windows
+from localeval.samples import Sample
+from localeval.text import split_sentences
+
+REASON_CHARS = 160  # bounds the reason so a weak model cannot ramble until max_tokens
+CLAIM_CHARS = 200
+MAX_CLAIMS = 12
+VERDICT_TOKENS = 16
+REASON_TOKENS = REASON_CHARS // 2  # generous: a token is 3-4 characters of English
+
+
+class Attribution(BaseModel):
+    """Verdict first: it is decided before the reason, and needs no reason when none is asked for."""
+
+    attributed: Literal[0, 1]
+    reason: str = Field(max_length=REASON_CHARS)
+
+
+class BareAttribution(BaseModel):
+    attributed: Literal[0, 1]
+
+
+class Claims(BaseModel):
+    claims: list[str] = Field(min_length=1, max_length=MAX_CLAIMS, json_schema_extra={"items": {"type": "string", "maxLength": CLAIM_CHARS}})
+
+
+class RecallParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    statements: Literal["sentences", "claims"] = Field(
+        "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
+    )
+    reasons: bool = Field(True, description="ask the judge for a short reason with each verdict")
+
+
+class ContextRecall(Metric):
+    name = "context_recall"
+    description = "Share of the reference's statements that the judge can attribute to the retrieved contexts."
+    required_fields = ("user_input", "retrieved_contexts", "reference")
+    needs_judge = True
+    Params = RecallParams
+
+    def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
+        assert judge is not None
+        return [self._score(sample, judge) for sample in samples]
+
+    def _score(self, sample: Sample, judge: Judge) -> Score:
+        params: RecallParams = self.params  # type: ignore[assignment]
+        sentences = context_sentences(sample)
+        question = sample.user_input or ""
+        reference = sample.reference or ""
+        tally = UsageTally()
+        if params.statements == "claims" and reference.strip():
+            claims_task = CLAIMS_TASK.format(question=question, reference=reference)
+            window = fit_windows(sentences, judge, claims_task, MAX_CLAIMS * CLAIM_CHARS // 3)[0]
+            answer, usage = judge.ask(messages(context_block([(i + 1, sentences[i]) for i in window]), claims_task), Claims)
+            tally.add(usage)
+            statements = [c.strip() for c in answer.claims if c.strip()]
+        else:
+            statements = split_sentences(reference)
+        return self.score_statements(sample, statements, judge, tally)
+
+    def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge, tally: UsageTally | None = None) -> Score:
+        """Judge given statements against the sample's context (the accuracy benchmark feeds
+        human-segmented statements here, through the same prompts as a normal run)."""
+        params: RecallParams = self.params  # type: ignore[assignment]
+        tally = tally or UsageTally()
+        if not statements:
+            return Score(value=float("nan"), details={"statements": []})
+        sentences = context_sentences(sample)
+        question = sample.user_input or ""
+        schema = Attribution if params.reasons else BareAttribution
+        hint = REASON_HINT if params.reasons else ""
+        answer_tokens = VERDICT_TOKENS + (REASON_TOKENS if params.reasons else 0)
+        longest = max(statements, key=len)
+        windows = fit_windows(sentences, judge, RECALL_TASK.format(question=question, statement=longest, reason_hint=hint), answer_tokens)
+        blocks = [context_block([(i + 1, sentences[i]) for i in window]) for window in windows]
+        verdicts: list[dict[str, Any]] = []
+        for statement in statements:
+            task = RECALL_TASK.format(question=question, statement=statement, reason_hint=hint)
+            verdict: dict[str, Any] = {"statement": statement, "attributed": 0}
+            for block in blocks:  # attributed when any window supports it
+                answer, usage = judge.ask(messages(block, task), schema)
+                tally.add(usage)
+                verdict["attributed"] = answer.attributed
+                if params.reasons:
+                    verdict["reason"] = answer.reason  # type: ignore[attr-defined]
+                if answer.attributed == 1:
+                    break
+            verdicts.append(verdict)
+        details: dict[str, Any] = {"statements": verdicts}
+        if len(windows) > 1:
+            details["windows"] = len(windows)
+        attributed = sum(v["attributed"] for v in verdicts)
+        return Score(value=attributed / len(verdicts), details=details, usage=tally.as_dict())

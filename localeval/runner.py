@@ -1,0 +1,179 @@
+"""Scoring: samples in, one result per sample out, in input order, as a stream.
+
+Samples are scored in batches so the string metrics can vectorise across
+samples; when a judge metric is selected the batch is one sample, so results
+appear (and are written) as soon as each sample is judged.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
+
+from localeval.errors import ConfigError, InputError, JudgeError
+from localeval.io import Record
+from localeval.judge import Judge
+from localeval.metrics import Metric, Score, create_metric
+from localeval.samples import Sample, parse_sample
+
+INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
+PROMPT_EVALUATED = "prompt_evaluated"
+STRING_BATCH = 512  # samples per vectorised batch: large enough to amortise, small enough to stream
+
+SampleLike = Union[Sample, Mapping[str, Any], Record]
+MetricLike = Union[str, Metric]
+
+
+@dataclass
+class SampleResult:
+    """Everything localeval says about one input line."""
+
+    line: int
+    id: Any
+    scores: dict[str, float | None] = field(default_factory=dict)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    timing: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
+        """The results-file line. Timing (seconds, prompt tokens actually evaluated after
+        prefix reuse) varies from run to run, so it stays in its own field."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "line": self.line,
+            "scores": self.scores,
+            "details": self.details,
+            "errors": self.errors,
+        }
+        if self.extra:
+            out["extra"] = self.extra
+        if self.usage:
+            out["usage"] = self.usage
+        if timing and self.timing:
+            out["timing"] = self.timing
+        return out
+
+
+def resolve_metrics(metrics: Iterable[MetricLike]) -> list[Metric]:
+    """Metric objects from names or objects; a name twice is an error, not a double score."""
+    resolved = [create_metric(m) if isinstance(m, str) else m for m in metrics]
+    names = [m.name for m in resolved]
+    if not names:
+        raise ConfigError("no metric selected")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")
+    return resolved
+
+
+def _as_records(samples: Iterable[SampleLike]) -> Iterator[Record]:
+    for index, item in enumerate(samples, start=1):
+        if isinstance(item, Record):
+            yield item
+        elif isinstance(item, Sample):
+            yield Record(index, item)
+        else:
+            try:
+                yield Record(index, parse_sample(item, "<samples>", index))
+            except InputError as error:
+                yield Record(index, None, error)
+
+
+def score(
+    samples: Iterable[SampleLike],
+    metrics: Iterable[MetricLike],
+    *,
+    judge: Judge | None = None,
+    skip_lines: frozenset[int] = frozenset(),
+) -> Iterator[SampleResult]:
+    """Score every sample with every metric; yield results in input order as they are ready.
+
+    `samples` may be Sample objects, plain dicts (ragas or legacy field names) or
+    Records from `localeval.io.read_records`; a bad one yields a result whose
+    errors name the problem, and the others are still scored. Lines in
+    `skip_lines` (already scored by an interrupted run) are passed over.
+    """
+    selected = resolve_metrics(metrics)
+    if judge is None and any(m.needs_judge for m in selected):
+        names = ", ".join(m.name for m in selected if m.needs_judge)
+        raise ConfigError(f"{names} need a judge model; pass judge= (or --model on the command line)")
+    batch_size = 1 if any(m.needs_judge for m in selected) else STRING_BATCH
+    records = (r for r in _as_records(samples) if r.line not in skip_lines)
+    while True:
+        batch: list[Record] = []
+        stop: InputError | None = None
+        try:
+            batch.extend(islice(records, batch_size))
+        except InputError as error:  # a strict reader: still score what came before the bad line
+            stop = error
+        yield from _score_records(batch, selected, judge)
+        if stop is not None:
+            raise stop
+        if len(batch) < batch_size:
+            return
+
+
+def _score_records(records: Sequence[Record], metrics: Sequence[Metric], judge: Judge | None) -> list[SampleResult]:
+    results = []
+    valid: list[tuple[SampleResult, Sample]] = []
+    for record in records:
+        if record.sample is None:
+            assert record.error is not None
+            results.append(SampleResult(record.line, None, errors={INPUT_ERROR_KEY: str(record.error)}))
+            continue
+        sample = record.sample
+        result = SampleResult(record.line, sample.id if sample.id is not None else record.line, extra=sample.extra)
+        results.append(result)
+        valid.append((result, sample))
+    for metric in metrics:
+        ready = []
+        for result, sample in valid:
+            missing = metric.missing_fields(sample)
+            if missing:
+                _record(result, metric.name, Score.failed(_missing_message(missing)))
+            else:
+                ready.append((result, sample))
+        if not ready:
+            continue
+        started = time.perf_counter()
+        for (result, _), outcome in zip(ready, _safe_score(metric, [s for _, s in ready], judge)):
+            _record(result, metric.name, outcome)
+        if metric.needs_judge:  # judge batches are one sample, so this is that sample's time
+            for result, _ in ready:
+                result.timing.setdefault(metric.name, {})["seconds"] = round(time.perf_counter() - started, 4)
+    return results
+
+
+def _safe_score(metric: Metric, samples: list[Sample], judge: Judge | None) -> list[Score]:
+    """A judge failure on one sample (for example, it cannot fit) is that sample's error, not the run's."""
+    try:
+        return metric.score_batch(samples, judge)
+    except JudgeError as error:
+        if len(samples) == 1:
+            return [Score.failed(str(error))]
+        return [_safe_score(metric, [s], judge)[0] for s in samples]
+
+
+def _missing_message(missing: list[str]) -> str:
+    fields = ", ".join(f"'{name}'" for name in missing)
+    return f"missing required field {fields}"
+
+
+def _record(result: SampleResult, name: str, outcome: Score) -> None:
+    result.scores[name] = outcome.value
+    if outcome.details:
+        result.details[name] = outcome.details
+    if outcome.error:
+        result.errors[name] = outcome.error
+    if outcome.usage:
+        # How many prompt tokens were really evaluated depends on what the judge saw
+        # before (its prefix cache), not on this sample: it goes with the timing.
+        usage = dict(outcome.usage)
+        evaluated = usage.pop(PROMPT_EVALUATED, None)
+        result.usage[name] = usage
+        if evaluated is not None:
+            result.timing.setdefault(name, {})[PROMPT_EVALUATED] = evaluated

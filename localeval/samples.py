@@ -1,0 +1,108 @@
+"""One RAG sample, with ragas' field names, and how a JSON object becomes one.
+
+ragas' names are the ones users already have in their files; the legacy names of
+ragas 0.1 (`question`, `contexts`, `ground_truth`, `answer`, `ground_truths`) are
+accepted too, so old datasets score without a conversion step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from localeval.errors import InputError
+
+ContextId = Union[str, int]
+
+# legacy name -> ragas name. `ground_truths` is a list whose first element is the
+# reference (ragas 0.1 behaviour), handled separately below.
+LEGACY_NAMES: dict[str, str] = {
+    "question": "user_input",
+    "contexts": "retrieved_contexts",
+    "ground_truth": "reference",
+    "answer": "response",
+}
+LEGACY_LIST_REFERENCE = "ground_truths"
+
+
+class Sample(BaseModel):
+    """A RAG sample. Missing fields are None; unknown fields are kept (`extra`)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    id: ContextId | None = None
+    user_input: str | None = None
+    retrieved_contexts: list[str] | None = None
+    reference: str | None = None
+    reference_contexts: list[str] | None = None
+    retrieved_context_ids: list[ContextId] | None = None
+    reference_context_ids: list[ContextId] | None = None
+    response: str | None = None
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Fields this model does not know, passed through to the results."""
+        return dict(self.__pydantic_extra__ or {})
+
+
+def _rename_legacy(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Map legacy keys to ragas names; return the new dict and ragas->user key names.
+
+    The second value lets an error name the key as the user wrote it.
+    """
+    data = dict(obj)
+    written_as: dict[str, str] = {}
+    for legacy, name in LEGACY_NAMES.items():
+        if legacy not in data:
+            continue
+        value = data.pop(legacy)
+        if name in data and data[name] != value:
+            raise ValueError(f"'{legacy}' and '{name}' are both given and differ; keep one")
+        data.setdefault(name, value)
+        written_as.setdefault(name, legacy)
+    if LEGACY_LIST_REFERENCE in data:
+        truths = data.pop(LEGACY_LIST_REFERENCE)
+        if not isinstance(truths, list) or not all(isinstance(t, str) for t in truths):
+            raise _FieldProblem(LEGACY_LIST_REFERENCE, "must be a list of strings")
+        if truths and "reference" not in data:
+            data["reference"] = truths[0]
+            written_as["reference"] = LEGACY_LIST_REFERENCE
+    return data, written_as
+
+
+class _FieldProblem(ValueError):
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def _describe(error: dict[str, Any]) -> str:
+    """Pydantic's message plus what it got, shortened so a 10 MB line stays readable."""
+    got = repr(error.get("input"))
+    if len(got) > 60:
+        got = got[:57] + "..."
+    return f"{error['msg']} (got {got})"
+
+
+def parse_sample(obj: Any, path: str = "<input>", line: int = 0) -> Sample:
+    """Validate one decoded JSON value as a Sample, or raise InputError naming the field."""
+    if not isinstance(obj, dict):
+        raise InputError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
+    try:
+        data, written_as = _rename_legacy(obj)
+    except _FieldProblem as problem:
+        raise InputError(path, line, problem.field, problem.reason) from None
+    except ValueError as problem:
+        raise InputError(path, line, None, str(problem)) from None
+    try:
+        return Sample.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first["loc"]
+        name = str(loc[0]) if loc else None
+        field = written_as.get(name, name) if name else None
+        if field and len(loc) > 1:
+            field += "".join(f"[{part}]" for part in loc[1:] if isinstance(part, int))
+        raise InputError(path, line, field, _describe(first)) from None

@@ -1,0 +1,184 @@
+"""The command line, through click's CliRunner and through a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from localeval.cli import cli
+
+GOOD = {
+    "id": "s1",
+    "retrieved_contexts": ["Paris is the capital of France."],
+    "reference_contexts": ["Paris is the capital of France.", "The Eiffel Tower is one of the most famous landmarks in Paris."],
+    "retrieved_context_ids": ["doc_1", "doc_2", "doc_3"],
+    "reference_context_ids": ["doc_1", "doc_4", "doc_5", "doc_6"],
+    "team": "search",
+}
+NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
+
+
+def invoke(args, **kwargs):
+    return CliRunner().invoke(cli, args, **kwargs)
+
+
+def read_results(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_scores_are_written_in_the_documented_shape(write_jsonl, tmp_path):
+    data = write_jsonl([GOOD, {k: v for k, v in GOOD.items() if k != "id"}])
+    out = tmp_path / "out.jsonl"
+    result = invoke(["score", str(data), *NONLLM, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    first, second = read_results(out)
+    assert first["id"] == "s1" and first["line"] == 1
+    assert first["scores"] == {"nonllm_context_recall": 0.5, "id_context_recall": 0.25}
+    assert first["errors"] == {}
+    assert first["extra"] == {"team": "search"}
+    assert first["details"]["nonllm_context_recall"]["references"][0] == {"best_index": 0, "similarity": 1.0, "recalled": True}
+    assert first["details"]["id_context_recall"] == {"found": ["doc_1"], "missing": ["doc_4", "doc_5", "doc_6"]}
+    assert second["id"] == 2  # the line number when a sample has no id
+    assert "nonllm_context_recall" in result.output and "0.500" in result.output
+
+
+def test_missing_field_is_a_per_sample_error_not_a_crash(write_jsonl, tmp_path):
+    data = write_jsonl([{"retrieved_contexts": ["a"]}, GOOD])
+    out = tmp_path / "out.jsonl"
+    summary = tmp_path / "summary.json"
+    result = invoke(["score", str(data), *NONLLM, "-o", str(out), "--summary-json", str(summary)])
+    assert result.exit_code == 0
+    first, _ = read_results(out)
+    assert first["scores"] == {"nonllm_context_recall": None, "id_context_recall": None}
+    assert first["errors"]["nonllm_context_recall"] == "missing required field 'reference_contexts'"
+    assert first["errors"]["id_context_recall"] == "missing required field 'retrieved_context_ids', 'reference_context_ids'"
+    figures = json.loads(summary.read_text())["metrics"]["nonllm_context_recall"]
+    assert figures == {"count": 2, "scored": 1, "mean": 0.5, "median": 0.5, "nan": 0, "errors": 1}
+
+
+def test_summary_counts_nan_and_mean_ignores_it(write_jsonl, tmp_path):
+    data = write_jsonl([GOOD, {**GOOD, "reference_context_ids": []}, {**GOOD, "retrieved_context_ids": ["doc_1", "doc_4"]}])
+    summary = tmp_path / "s.json"
+    result = invoke(["score", str(data), "-m", "id_context_recall", "--summary-json", str(summary), "-t", "id_context_recall=0.5"])
+    figures = json.loads(summary.read_text())
+    m = figures["metrics"]["id_context_recall"]
+    assert (m["count"], m["nan"], m["mean"], m["median"]) == (3, 1, 0.375, 0.375)
+    assert (m["passed"], m["failed"], m["pass_rate"], m["threshold"]) == (1, 1, 0.5, 0.5)
+    assert figures["thresholds_met"] is False
+    assert result.exit_code == 1
+    assert figures["run"]["metrics"] == {"id_context_recall": {}}
+
+
+def test_exit_code_zero_when_thresholds_are_met(write_jsonl):
+    data = write_jsonl([GOOD])
+    assert invoke(["score", str(data), *NONLLM, "-t", "nonllm_context_recall=0.5"]).exit_code == 0
+    assert invoke(["score", str(data), *NONLLM, "-t", "nonllm_context_recall=0.51"]).exit_code == 1
+
+
+def test_bad_lines_give_exit_code_two_and_the_rest_is_scored(write_jsonl, tmp_path):
+    data = write_jsonl([GOOD, "{broken", {"retrieved_context_ids": "x", "reference_context_ids": []}, GOOD])
+    out = tmp_path / "out.jsonl"
+    result = invoke(["score", str(data), *NONLLM, "-o", str(out)])
+    assert result.exit_code == 2
+    assert f"{data}:2: invalid JSON" in result.stderr
+    assert f"{data}:3: field 'retrieved_context_ids'" in result.stderr
+    rows = read_results(out)
+    assert [r["line"] for r in rows] == [1, 2, 3, 4]
+    assert rows[1]["errors"]["input"].startswith(f"{data}:2: invalid JSON")
+    assert rows[3]["scores"]["id_context_recall"] == 0.25
+
+
+def test_strict_stops_with_exit_code_two(write_jsonl, tmp_path):
+    data = write_jsonl([GOOD, "{broken", GOOD])
+    out = tmp_path / "out.jsonl"
+    result = invoke(["score", str(data), *NONLLM, "-o", str(out), "--strict"])
+    assert result.exit_code == 2
+    assert f"{data}:2: invalid JSON" in result.stderr
+    assert len(read_results(out)) == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-m", "nope"], "unknown metric 'nope'"),
+        (["-m", "id_context_recall", "-t", "id_context_recall=high"], "is not a number"),
+        (["-m", "id_context_recall", "-t", "nonllm_context_recall=0.5"], "not selected"),
+        (["-m", "id_context_recall", "--option", "nonllm_context_recall.measure=jaro"], "not selected"),
+        (["-m", "nonllm_context_recall", "--option", "nonllm_context_recall.measure=cosine"], "option 'measure'"),
+        (["-m", "id_context_recall", "--resume"], "--resume needs --output"),
+        (["-m", "id_context_recall", "-m", "id_context_recall"], "selected twice"),
+    ],
+)
+def test_usage_errors_exit_two_with_a_message(write_jsonl, args, message):
+    data = write_jsonl([GOOD])
+    result = invoke(["score", str(data), *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_missing_input_file_is_exit_two():
+    result = invoke(["score", "/nonexistent/data.jsonl", "-m", "id_context_recall"])
+    assert result.exit_code == 2
+    assert "input file not found: /nonexistent/data.jsonl" in result.stderr
+
+
+def test_measure_option_changes_the_score(write_jsonl, tmp_path):
+    reference = "The Eiffel Tower was completed on 31 March 1889."
+    data = write_jsonl([{"retrieved_contexts": ["Lots of other text about Paris. " * 4 + reference], "reference_contexts": [reference]}])
+    out = tmp_path / "o.jsonl"
+    invoke(["score", str(data), "-m", "nonllm_context_recall", "-o", str(out)])
+    assert read_results(out)[0]["scores"]["nonllm_context_recall"] == 0.0
+    invoke(["score", str(data), "-m", "nonllm_context_recall", "--option", "nonllm_context_recall.measure=partial_ratio", "-o", str(out)])
+    assert read_results(out)[0]["scores"]["nonllm_context_recall"] == 1.0
+
+
+def test_resume_skips_done_samples_and_keeps_input_order(write_jsonl, tmp_path):
+    rows = [{**GOOD, "id": f"s{i}"} for i in range(1, 7)]
+    data = write_jsonl(rows)
+    full = tmp_path / "full.jsonl"
+    invoke(["score", str(data), *NONLLM, "-o", str(full)])
+    expected = full.read_text().splitlines(keepends=True)
+
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("".join(expected[:3]) + expected[3][:25])  # three results and a torn fourth
+    summary = tmp_path / "s.json"
+    result = invoke(["score", str(data), *NONLLM, "-o", str(partial), "--resume", "--summary-json", str(summary)])
+    assert result.exit_code == 0
+    assert partial.read_text() == "".join(expected)
+    assert json.loads(summary.read_text())["metrics"]["id_context_recall"]["count"] == 6
+
+
+def test_standard_input_and_output(write_jsonl):
+    result = invoke(["score", "-", *NONLLM, "-o", "-", "-q"], input=json.dumps(GOOD) + "\n")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["scores"]["id_context_recall"] == 0.25
+
+
+def test_metrics_command_lists_required_fields_and_options():
+    result = invoke(["metrics", "--json"])
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    assert set(rows) == {"context_relevance", "context_recall", "nonllm_context_recall", "id_context_recall"}
+    assert rows["id_context_recall"]["required_fields"] == ["retrieved_context_ids", "reference_context_ids"]
+    assert rows["nonllm_context_recall"]["options"]["threshold"]["default"] == 0.5
+    assert rows["context_recall"]["needs_judge"] is True
+    assert "--option nonllm_context_recall.measure" in invoke(["metrics"]).stdout
+
+
+def test_real_subprocess_exit_codes_and_no_llama_import(write_jsonl, tmp_path):
+    data = write_jsonl([GOOD])
+    probe = (
+        "import sys, runpy; sys.argv = ['localeval', 'score', sys.argv[1], '-m', 'nonllm_context_recall', "
+        "'-m', 'id_context_recall', '-t', 'id_context_recall=0.3', '-q'];\n"
+        "try:\n    runpy.run_module('localeval', run_name='__main__')\n"
+        "finally:\n    print('llama_cpp' in sys.modules, file=sys.stderr)"
+    )
+    completed = subprocess.run([sys.executable, "-c", probe, str(data)], capture_output=True, text=True)
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stderr.strip().splitlines()[-1] == "False"
+    ok = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), *NONLLM], capture_output=True, text=True)
+    assert ok.returncode == 0
+    assert "id_context_recall" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-m", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown metric" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,0 +1,125 @@
+"""The real judge: SmolLM2-135M through llama-cpp-python, grammar-constrained.
+
+A 135M model is useless as a judge but exercises everything that matters here:
+every answer parses, indices are valid, scores stay in [0, 1], runs repeat
+exactly, a too-long context goes through windows, and prefix reuse happens.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from localeval import evaluate
+from localeval.cli import cli
+from localeval.metrics.recall import Attribution
+from localeval.samples import Sample
+
+pytestmark = pytest.mark.judge
+
+SAMPLES = [
+    Sample(
+        id="eiffel",
+        user_input="When was the Eiffel Tower completed?",
+        retrieved_contexts=[
+            "The Eiffel Tower is in Paris. Construction began in 1887. It was completed on 31 March 1889.",
+            "Paris has many museums. The Louvre is the largest.",
+        ],
+        reference="The tower was completed on 31 March 1889. It is in Paris.",
+    ),
+    Sample(
+        id="insulin",
+        user_input="Which organ produces insulin?",
+        retrieved_contexts=["The liver stores glycogen. Glucagon raises blood sugar."],
+        reference="Insulin is produced by the pancreas.",
+    ),
+]
+
+
+def test_every_answer_parses_and_scores_are_in_range(small_judge):
+    run = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge)
+    for result in run.results:
+        assert result["errors"] == {}
+        relevance = result["details"]["context_relevance"]
+        assert all(0 <= i < relevance["n_sentences"] for i in relevance["selected"])
+        assert relevance["selected"] == sorted(set(relevance["selected"]))
+        assert 0.0 <= result["scores"]["context_relevance"] <= 1.0
+        assert 0.0 <= result["scores"]["context_recall"] <= 1.0
+        for verdict in result["details"]["context_recall"]["statements"]:
+            assert verdict["attributed"] in (0, 1)
+            assert isinstance(verdict["reason"], str) and len(verdict["reason"]) <= 160
+        assert result["usage"]["context_recall"]["completion_tokens"] > 0
+
+
+def test_classify_mode_and_claims_mode_parse(small_judge):
+    from localeval.metrics import create_metric
+
+    relevance = create_metric("context_relevance", {"mode": "classify"})
+    recall = create_metric("context_recall", {"statements": "claims"})
+    run = evaluate(SAMPLES[:1], [relevance, recall], judge=small_judge)
+    result = run.results[0]
+    assert result["errors"] == {}
+    assert 0.0 <= result["scores"]["context_relevance"] <= 1.0
+    statements = result["details"]["context_recall"]["statements"]
+    assert 1 <= len(statements) <= 12 and all(len(s["statement"]) <= 200 for s in statements)
+
+
+def test_two_runs_give_identical_results(small_judge):
+    first = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge).results
+    second = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge).results
+    for row in first + second:
+        row.pop("timing", None)
+    assert json.dumps(first) == json.dumps(second)
+
+
+def test_a_context_longer_than_the_window_goes_through_windows(small_model_path):
+    from localeval.judge.llama import LlamaJudge
+
+    judge = LlamaJudge(small_model_path, n_ctx=512, n_threads=2)  # a small window keeps this quick
+    sentences = [f"Fact {i}: the museum in town {i} opened in year {1800 + i}." for i in range(40)]
+    sample = Sample(user_input="When did the museum in town 7 open?", retrieved_contexts=[" ".join(sentences)], reference="It opened in 1807.")
+    assert judge.count_tokens(" ".join(sentences)) > judge.context_size  # really too long for one prompt
+    result = evaluate([sample], ["context_relevance", "context_recall"], judge=judge).results[0]
+    assert result["errors"] == {}
+    assert result["details"]["context_relevance"]["windows"] >= 2
+    assert result["details"]["context_relevance"]["n_sentences"] == 40
+    assert result["details"]["context_recall"]["windows"] >= 2
+
+
+def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
+    giant = Sample(user_input="q?", retrieved_contexts=["word " * 5000], reference="r.")
+    run = evaluate([giant, SAMPLES[1]], ["context_relevance"], judge=small_judge)
+    assert "raise --n-ctx" in run.results[0]["errors"]["context_relevance"]
+    assert run.results[1]["errors"] == {}
+
+
+def test_later_calls_reuse_the_cached_prefix(small_judge):
+    messages = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Context: " + "The sky is blue. " * 60}]
+    small_judge.ask(messages + [{"role": "user", "content": "Statement: one"}], Attribution)
+    _, usage = small_judge.ask(messages + [{"role": "user", "content": "Statement: two"}], Attribution)
+    assert usage.prompt_tokens > 150
+    assert usage.prompt_evaluated < 0.2 * usage.prompt_tokens
+
+
+def test_score_command_with_a_real_model(tmp_path, small_model_path, write_jsonl):
+    data = write_jsonl([s.model_dump(exclude_none=True) for s in SAMPLES])
+    out = tmp_path / "out.jsonl"
+    args = ["score", str(data), "--model", str(small_model_path), "--n-ctx", "2048", "-o", str(out), "--no-timing"]
+    result = CliRunner().invoke(cli, [*args, "-m", "context_relevance", "-m", "context_recall"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["eiffel", "insulin"]
+    assert all("timing" not in r and not math.isnan(r["scores"]["context_relevance"]) for r in rows)
+
+
+def test_a_non_judge_run_never_imports_llama_cpp(write_jsonl):
+    data = write_jsonl([{"retrieved_context_ids": [1], "reference_context_ids": [1]}])
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom localeval.cli import cli\n"
+        f"r = CliRunner().invoke(cli, ['score', {str(data)!r}, '-m', 'id_context_recall'])\n"
+        "assert r.exit_code == 0, r.output\nprint('llama_cpp' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

@@ -1,0 +1,96 @@
+import math
+
+import pytest
+from rapidfuzz import distance, fuzz
+
+from localeval.metrics import create_metric
+from localeval.metrics.string_recall import MEASURES
+from localeval.samples import Sample
+
+
+def nonllm(retrieved, references, **options):
+    metric = create_metric("nonllm_context_recall", options)
+    return metric.score_batch([Sample(retrieved_contexts=retrieved, reference_contexts=references)], None)[0]
+
+
+def test_ragas_documented_example():
+    score = nonllm(
+        ["Paris is the capital of France."],
+        ["Paris is the capital of France.", "The Eiffel Tower is one of the most famous landmarks in Paris."],
+    )
+    assert score.value == 0.5
+    first, second = score.details["references"]
+    assert first == {"best_index": 0, "similarity": 1.0, "recalled": True}
+    assert second["recalled"] is False
+
+
+def test_threshold_is_strictly_greater():
+    # "abcd" vs "abxy": Levenshtein distance 2 of 4 -> similarity exactly 0.5, not recalled.
+    assert nonllm(["abcd"], ["abxy"]).value == 0.0
+    assert nonllm(["abcd"], ["abxy"], threshold=0.49).value == 1.0
+
+
+def test_no_reference_contexts_is_nan():
+    assert math.isnan(nonllm(["a"], []).value)
+
+
+def test_nothing_retrieved_is_zero_not_a_crash():
+    score = nonllm([], ["a", "b"])
+    assert score.value == 0.0
+    assert score.details["references"][0] == {"best_index": None, "similarity": 0.0, "recalled": False}
+
+
+def test_best_retrieved_index_is_reported():
+    score = nonllm(["unrelated text here", "the cat sat on the mat"], ["the cat sat on a mat"])
+    assert score.details["references"][0]["best_index"] == 1
+
+
+def test_long_chunk_containing_the_reference_verbatim():
+    reference = "The Eiffel Tower was completed on 31 March 1889."
+    chunk = "Paris has many landmarks and museums. " * 5 + reference + " It is 330 metres tall and made of iron."
+    assert nonllm([chunk], [reference]).value == 0.0  # Levenshtein calls it a miss, as ragas does
+    assert nonllm([chunk], [reference], measure="partial_ratio").value == 1.0
+    assert nonllm([chunk], [reference], measure="partial_ratio").details["references"][0]["similarity"] == 1.0
+    assert nonllm([chunk], [reference], measure="token_set_ratio").value == 1.0
+
+
+@pytest.mark.parametrize("measure", sorted(MEASURES))
+def test_each_measure_equals_rapidfuzz_directly(measure):
+    retrieved = ["the quick brown fox", "jumps over the lazy dog", ""]
+    reference = "a quick brown dog"
+    direct = {
+        "levenshtein": lambda a, b: 1 - distance.Levenshtein.normalized_distance(a, b),
+        "hamming": lambda a, b: 1 - distance.Hamming.normalized_distance(a, b),
+        "jaro": lambda a, b: 1 - distance.Jaro.normalized_distance(a, b),
+        "jaro_winkler": lambda a, b: 1 - distance.JaroWinkler.normalized_distance(a, b),
+        "indel": lambda a, b: 1 - distance.Indel.normalized_distance(a, b),
+        "partial_ratio": lambda a, b: fuzz.partial_ratio(a, b) / 100,
+        "token_set_ratio": lambda a, b: fuzz.token_set_ratio(a, b) / 100,
+    }[measure]
+    expected = max(direct(r, reference) for r in retrieved)
+    assert nonllm(retrieved, [reference], measure=measure).details["references"][0]["similarity"] == expected
+
+
+def test_a_batch_scores_like_its_samples_one_by_one():
+    metric = create_metric("nonllm_context_recall")
+    samples = [
+        Sample(retrieved_contexts=["alpha beta", "gamma"], reference_contexts=["alpha beta!", "delta", "gamma"]),
+        Sample(retrieved_contexts=[], reference_contexts=["x"]),
+        Sample(retrieved_contexts=["x"], reference_contexts=[]),
+        Sample(retrieved_contexts=["one", "two", "three"], reference_contexts=["two"]),
+    ]
+    together = metric.score_batch(samples, None)
+    alone = [metric.score_batch([s], None)[0] for s in samples]
+    assert [s.details for s in together] == [s.details for s in alone]
+    assert [repr(s.value) for s in together] == [repr(s.value) for s in alone]
+
+
+def test_bad_options_are_config_errors():
+    from localeval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="measure"):
+        create_metric("nonllm_context_recall", {"measure": "cosine"})
+    with pytest.raises(ConfigError, match="threshold"):
+        create_metric("nonllm_context_recall", {"threshold": "2"})
+    with pytest.raises(ConfigError, match="unknown metric 'nope'"):
+        create_metric("nope")
