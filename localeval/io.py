@@ -82,9 +82,14 @@ def to_json_value(value: Any) -> Any:
     return value
 
 
+# Characters that str.splitlines() (and many JSON Lines readers) treat as line breaks
+# but json.dumps(ensure_ascii=False) leaves raw: escaped so one result stays one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def dumps_line(obj: dict[str, Any]) -> str:
     """One result as one JSON line (non-ASCII kept readable, NaN as null)."""
-    return json.dumps(to_json_value(obj), ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(to_json_value(obj), ensure_ascii=False, allow_nan=False).translate(_LINE_BREAKS) + "\n"
 
 
 def completed_lines(path: Path) -> dict[int, dict[str, Any]]:

@@ -66,3 +66,9 @@ def test_results_are_flushed_as_written(tmp_path):
     writer.write({"line": 1})
     assert out.read_text() == '{"line": 1}\n'  # visible before close
     writer.close()
+
+
+def test_unicode_line_separators_stay_inside_one_line():
+    line = dumps_line({"text": "a\x85b\u2028c\u2029d é"})
+    assert len(line.splitlines()) == 1
+    assert json.loads(line) == {"text": "a\x85b\u2028c\u2029d é"}
