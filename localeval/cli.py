@@ -15,7 +15,11 @@ from typing import Any
 import click
 
 from localeval import models as model_store
-from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, LocalevalError
+from localeval.ci_report import junit_xml as junit_xml_text
+from localeval.ci_report import markdown
+from localeval.config import find_settings
+from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, InputError, LocalevalError
+from localeval.html_report import html_report
 from localeval.io import STDIN, ResultWriter, completed_lines, read_records, to_json_value
 from localeval.judge import Judge, load_judge
 from localeval.metrics import REGISTRY, create_metric, list_metrics
@@ -38,18 +42,22 @@ def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _thresholds(values: tuple[str, ...]) -> dict[str, float]:
-    thresholds = {}
-    for name, raw in _pairs(values, "--threshold"):
+def _numbers(values: tuple[str, ...], option: str) -> dict[str, float]:
+    numbers = {}
+    for name, raw in _pairs(values, option):
         try:
-            thresholds[name] = float(raw)
+            numbers[name] = float(raw)
         except ValueError:
-            raise ConfigError(f"--threshold {name}: '{raw}' is not a number") from None
-    return thresholds
+            raise ConfigError(f"{option} {name}: '{raw}' is not a number") from None
+    return numbers
 
 
-def _metric_options(values: tuple[str, ...], shortcuts: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    options: dict[str, dict[str, Any]] = {name: dict(opts) for name, opts in shortcuts.items()}
+def _metric_options(values: tuple[str, ...], layers: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Options from the config file, then the shortcut flags, then --option: later layers win."""
+    options: dict[str, dict[str, Any]] = {}
+    for layer in layers:
+        for name, opts in layer.items():
+            options.setdefault(name, {}).update(opts)
     for key, raw in _pairs(values, "--option"):
         metric, dot, field = key.partition(".")
         if not dot:
@@ -95,8 +103,13 @@ def cli() -> None:
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output and score only the missing samples.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")
+@click.option("--map", "map_values", multiple=True, metavar="KEY=FIELD", help="Read the input key KEY as the ragas field FIELD, e.g. --map question_text=user_input (repeatable).")
 @click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE (repeatable).")
+@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE (repeatable).")
 @click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per sample and metric.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary with the failing samples (a CI job summary).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read defaults from this file (default: localeval.toml next to INPUT, else [tool.localeval] in ./pyproject.toml).")
 @click.option("--no-timing", is_flag=True, help="Leave judge seconds out of the results file (byte-identical reruns).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary table; errors are still reported.")
 @click.option("--progress/--no-progress", default=None, help="Force the progress line on or off (default: on when standard error is a terminal).")
@@ -114,8 +127,13 @@ def score_command(
     output: str | None,
     resume: bool,
     strict: bool,
+    map_values: tuple[str, ...],
     threshold_values: tuple[str, ...],
+    min_mean_values: tuple[str, ...],
     summary_json: str | None,
+    junit_xml: str | None,
+    markdown_path: str | None,
+    config_path: str | None,
     no_timing: bool,
     quiet: bool,
     progress: bool | None,
@@ -129,6 +147,7 @@ def score_command(
         raise ConfigError(f"input file not found: {input_path}")
     if resume and output in (None, STDIN):
         raise ConfigError("--resume needs --output FILE: it continues that file")
+    settings, settings_source = find_settings(input_path, config_path)
     shortcuts: dict[str, dict[str, Any]] = {}
     if relevance_mode:
         shortcuts.setdefault("context_relevance", {})["mode"] = relevance_mode
@@ -136,32 +155,47 @@ def score_command(
         shortcuts.setdefault("context_recall", {})["statements"] = statements
     if no_reasons:
         shortcuts.setdefault("context_recall", {})["reasons"] = False
-    metric_options = _metric_options(options, shortcuts)
-    names = list(metric_names) or list(REGISTRY)
+    metric_options = _metric_options(options, [settings.options, shortcuts])
+    names = list(metric_names) or settings.metrics or list(REGISTRY)
     for name in metric_options:
         if name not in names:
             raise ConfigError(f"an option is set for '{name}', which is not selected")
     metrics = [create_metric(name, metric_options.get(name)) for name in names]
-    summary = Summary(names, _thresholds(threshold_values))
+    thresholds = {**settings.thresholds, **_numbers(threshold_values, "--threshold")}
+    min_mean = {**settings.min_mean, **_numbers(min_mean_values, "--min-mean")}
+    summary = Summary(names, thresholds, min_mean)
+    field_map = {**settings.map, **dict(_pairs(map_values, "--map"))}
 
     judge: Judge | None = None
     if any(m.needs_judge for m in metrics):
-        judge = load_judge(model, n_ctx=n_ctx, n_threads=threads, seed=seed)
+        judge = load_judge(
+            model or settings.model,
+            n_ctx=n_ctx or settings.n_ctx,
+            n_threads=threads or settings.threads,
+            seed=seed if seed is not None else settings.seed,
+        )
 
     done = completed_lines(Path(output)) if resume and output else {}
+    keep_rows = bool(junit_xml or markdown_path)  # these reports need every row; nothing else holds them
+    kept: list[dict[str, Any]] = []
     for previous in done.values():
         summary.add(previous)
+        if keep_rows:
+            kept.append(previous)
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
     total = count_lines(input_path) if show_progress else None
     bar = Progress(None if total is None else max(0, total - len(done)), enabled=show_progress)
     written = 0
     try:
         with ResultWriter(output, append=resume) as writer:
-            for result in score(read_records(input_path, strict=strict), metrics, judge=judge, skip_lines=frozenset(done)):
+            records = read_records(input_path, strict=strict, field_map=field_map)
+            for result in score(records, metrics, judge=judge, skip_lines=frozenset(done)):
                 row = result.to_dict(timing=not no_timing)
                 writer.write(row)
                 written += 1
                 summary.add(row)
+                if keep_rows:
+                    kept.append(row)
                 if INPUT_ERROR_KEY in result.errors:
                     click.echo(f"localeval: {result.errors[INPUT_ERROR_KEY]}", err=True)
                 bar.advance()
@@ -174,6 +208,12 @@ def score_command(
 
     report = summary.to_dict()
     report["run"] = describe_run(metrics, judge)
+    report["run"]["config"] = settings_source
+    kept.sort(key=lambda row: row["line"])
+    if junit_xml:
+        Path(junit_xml).write_text(junit_xml_text(kept, report), encoding="utf-8")
+    if markdown_path:
+        Path(markdown_path).write_text(markdown(kept, report), encoding="utf-8")
     if summary_json:
         Path(summary_json).write_text(json.dumps(to_json_value(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if not quiet:
@@ -181,6 +221,29 @@ def score_command(
     if report["input_errors"]:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if summary.thresholds_met else EXIT_THRESHOLD_FAILED)
+
+
+@cli.command("report")
+@click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
+@click.option("--title", default="localeval report", help="Page title.")
+def report_command(results_path: str, output: str, title: str) -> None:
+    """Write a self-contained HTML report of a results file (histograms, summary, sortable samples)."""
+    rows = []
+    with open(results_path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                rows.append(json.loads(text))
+            except ValueError:
+                raise InputError(results_path, number, None, "not a localeval result line") from None
+    names = list(dict.fromkeys(name for row in rows for name in (row.get("scores") or {})))
+    summary = Summary(names)
+    for row in rows:
+        summary.add(row)
+    Path(output).write_text(html_report(rows, summary.to_dict(), title), encoding="utf-8")
+    click.echo(output)
 
 
 @cli.command("metrics")

@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Iterator
+from typing import IO, Any, BinaryIO, Iterator, Mapping
 
 from localeval.errors import InputError
 from localeval.samples import Sample, parse_sample
@@ -37,8 +37,11 @@ def _open_binary(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def read_records(path: str, *, strict: bool = False) -> Iterator[Record]:
-    """Yield a Record for every non-blank line; with `strict`, raise on the first bad one."""
+def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str] | None = None) -> Iterator[Record]:
+    """Yield a Record for every non-blank line; with `strict`, raise on the first bad one.
+
+    `field_map` renames keys to ragas names (`--map`), before legacy names are read.
+    """
     name = "<stdin>" if path == STDIN else path
     stream = _open_binary(path)
     try:
@@ -46,7 +49,7 @@ def read_records(path: str, *, strict: bool = False) -> Iterator[Record]:
             if not raw.strip():
                 continue
             try:
-                record = Record(number, _parse_line(raw, name, number))
+                record = Record(number, _parse_line(raw, name, number, field_map))
             except InputError as error:
                 if strict:
                     raise
@@ -57,7 +60,7 @@ def read_records(path: str, *, strict: bool = False) -> Iterator[Record]:
             stream.close()
 
 
-def _parse_line(raw: bytes, name: str, number: int) -> Sample:
+def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str] | None) -> Sample:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -68,7 +71,7 @@ def _parse_line(raw: bytes, name: str, number: int) -> Sample:
         raise InputError(name, number, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:
         raise InputError(name, number, None, "invalid JSON: nested too deeply") from None
-    return parse_sample(obj, name, number)
+    return parse_sample(obj, name, number, field_map)
 
 
 def to_json_value(value: Any) -> Any:

@@ -34,6 +34,9 @@ def summary_table(summary: dict[str, Any]) -> str:
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     tail = f"{summary['samples']} samples, {summary['input_errors']} unreadable"
-    if any("threshold" in m for m in summary["metrics"].values()):
+    for name, m in summary["metrics"].items():
+        if "min_mean" in m:
+            tail += f", {name} mean {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+    if any("threshold" in m or "min_mean" in m for m in summary["metrics"].values()):
         tail += ", thresholds " + ("met" if summary["thresholds_met"] else "NOT met")
     return "\n".join(lines + [tail])

@@ -7,7 +7,7 @@ accepted too, so old datasets score without a conversion step.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -46,13 +46,16 @@ class Sample(BaseModel):
         return dict(self.__pydantic_extra__ or {})
 
 
-def _rename_legacy(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Map legacy keys to ragas names; return the new dict and ragas->user key names.
-
-    The second value lets an error name the key as the user wrote it.
+def _rename_legacy(obj: dict[str, Any], field_map: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Apply the user's field map, then map legacy keys to ragas names; return the new
+    dict and ragas->user key names, which let an error name the key as the user wrote it.
     """
     data = dict(obj)
     written_as: dict[str, str] = {}
+    for source, target in field_map.items():
+        if source in data:
+            data[target] = data.pop(source)
+            written_as[target] = source
     for legacy, name in LEGACY_NAMES.items():
         if legacy not in data:
             continue
@@ -86,12 +89,15 @@ def _describe(error: dict[str, Any]) -> str:
     return f"{error['msg']} (got {got})"
 
 
-def parse_sample(obj: Any, path: str = "<input>", line: int = 0) -> Sample:
-    """Validate one decoded JSON value as a Sample, or raise InputError naming the field."""
+def parse_sample(obj: Any, path: str = "<input>", line: int = 0, field_map: Mapping[str, str] | None = None) -> Sample:
+    """Validate one decoded JSON value as a Sample, or raise InputError naming the field.
+
+    `field_map` renames the user's keys to ragas names first (`{"question_text": "user_input"}`).
+    """
     if not isinstance(obj, dict):
         raise InputError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
     try:
-        data, written_as = _rename_legacy(obj)
+        data, written_as = _rename_legacy(obj, field_map or {})
     except _FieldProblem as problem:
         raise InputError(path, line, problem.field, problem.reason) from None
     except ValueError as problem:

@@ -34,12 +34,19 @@ class _MetricTally:
 class Summary:
     """Running per-metric figures; `add` each result, then `to_dict`."""
 
-    def __init__(self, metric_names: list[str], thresholds: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        metric_names: list[str],
+        thresholds: Mapping[str, float] | None = None,
+        min_mean: Mapping[str, float] | None = None,
+    ) -> None:
         thresholds = dict(thresholds or {})
-        unknown = sorted(set(thresholds) - set(metric_names))
+        min_mean = dict(min_mean or {})
+        unknown = sorted((set(thresholds) | set(min_mean)) - set(metric_names))
         if unknown:
             raise ConfigError(f"threshold for a metric that is not selected: {', '.join(unknown)}")
         self.thresholds = thresholds
+        self.min_mean = min_mean
         self.samples = 0
         self.input_errors = 0
         self._tallies = {name: _MetricTally() for name in metric_names}
@@ -77,9 +84,18 @@ class Summary:
                 else:
                     tally.failed += 1
 
+    def _mean(self, name: str) -> float | None:
+        values = self._tallies[name].values
+        return math.fsum(values) / len(values) if values else None
+
+    def _mean_ok(self, name: str) -> bool:
+        mean = self._mean(name)
+        return mean is not None and mean >= self.min_mean[name]
+
     @property
     def thresholds_met(self) -> bool:
-        return all(self._tallies[name].failed == 0 for name in self.thresholds)
+        samples_ok = all(self._tallies[name].failed == 0 for name in self.thresholds)
+        return samples_ok and all(self._mean_ok(name) for name in self.min_mean)
 
     def to_dict(self) -> dict[str, Any]:
         metrics: dict[str, Any] = {}
@@ -88,7 +104,7 @@ class Summary:
             entry: dict[str, Any] = {
                 "count": tally.count,
                 "scored": len(values),
-                "mean": math.fsum(values) / len(values) if values else None,
+                "mean": self._mean(name),
                 "median": statistics.median(values) if values else None,
                 "nan": tally.nan,
                 "errors": tally.errors,
@@ -104,6 +120,9 @@ class Summary:
                 entry["passed"] = tally.passed
                 entry["failed"] = tally.failed
                 entry["pass_rate"] = tally.passed / judged if judged else None
+            if name in self.min_mean:
+                entry["min_mean"] = self.min_mean[name]
+                entry["mean_ok"] = self._mean_ok(name)
             metrics[name] = entry
         return {
             "samples": self.samples,

@@ -9,6 +9,7 @@ suffix. Prompts are laid out for that (see prompts.py).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import time
@@ -89,6 +90,9 @@ class LlamaJudge:
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {model_path}: {exc}") from None
+        # Free llama.cpp's memory before interpreter teardown: left to the garbage
+        # collector at exit, llama-cpp-python prints "Exception ignored in __del__".
+        atexit.register(self._llm.close)
         self._grammars: dict[str, Any] = {}
         self._sha256: str | None = None
 
