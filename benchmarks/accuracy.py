@@ -39,8 +39,12 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def read(name: str, limit: int | None) -> list[dict[str, Any]]:
+    """All rows, or `limit` rows evenly spaced through the file (the files are grouped by
+    source, so the first rows alone would leave whole sources out)."""
     rows = [json.loads(line) for line in open(DATA / name, encoding="utf-8") if line.strip()]
-    return rows[:limit] if limit else rows
+    if not limit or limit >= len(rows):
+        return rows
+    return [rows[i * len(rows) // limit] for i in range(limit)]
 
 
 def balanced(pairs: list[tuple[int, int]]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Speed of the non-LLM recall metrics on synthetic samples.
+"""Speed of the non-LLM recall metrics on synthetic samples, alone and against ragas.
 
 Generates N samples (by default 5 retrieved x 3 reference contexts of 300-800
 characters, half of the references copied with small edits from a retrieved
@@ -6,17 +6,35 @@ context so that both branches of the threshold are exercised) and prints
 samples/s and pairs/s for every string measure and for id_context_recall,
 timing localeval's own batch path (the one `localeval score` uses).
 
-    python benchmarks/nonllm_recall.py --samples 20000
+    python benchmarks/nonllm_recall.py --samples 5000               # every measure
+    python benchmarks/nonllm_recall.py --samples 2000 --vs-ragas    # same file, ragas and localeval, same run
+    python benchmarks/nonllm_recall.py --process 100000              # the whole `localeval score` process
+
+--vs-ragas installs ragas into a virtual environment under benchmarks/.cache (never a
+dependency of localeval), scores the same generated file with ragas' NonLLMContextRecall
+and IDBasedContextRecall and with localeval, counts score mismatches (must be 0), and
+prints samples/s for both, their ratio, and localeval's ratio to the bare rapidfuzz
+kernel over the same pairs (the bound).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import string
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import numpy as np
+from rapidfuzz import distance, process
+
+from localeval.io import read_records
 from localeval.metrics import create_metric
+from localeval.runner import score
 from localeval.metrics.string_recall import MEASURES
 from localeval.runner import STRING_BATCH
 from localeval.samples import Sample
@@ -59,14 +77,120 @@ def time_metric(metric_name: str, options: dict[str, str], samples: list[Sample]
     return time.perf_counter() - started
 
 
+CACHE = Path(__file__).resolve().parent / ".cache"
+RAGAS_VENV = CACHE / "ragas-venv"
+
+# Runs inside the ragas virtual environment: scores the file with ragas, prints scores and seconds.
+RAGAS_SCRIPT = """
+import asyncio, json, sys, time
+from ragas.dataset_schema import SingleTurnSample
+from ragas.metrics import IDBasedContextRecall, NonLLMContextRecall
+rows = [json.loads(line) for line in open(sys.argv[1])]
+def run(metric, fields):
+    samples = [SingleTurnSample(**{k: r[k] for k in fields}) for r in rows]
+    started = time.perf_counter()
+    scores = [metric.single_turn_score(s) for s in samples]
+    return scores, time.perf_counter() - started
+nonllm, nonllm_s = run(NonLLMContextRecall(), ["retrieved_contexts", "reference_contexts"])
+ids, ids_s = run(IDBasedContextRecall(), ["retrieved_context_ids", "reference_context_ids"])
+import ragas
+print(json.dumps({"version": ragas.__version__, "nonllm": nonllm, "nonllm_s": nonllm_s, "ids": ids, "ids_s": ids_s}))
+"""
+
+
+def ensure_ragas() -> Path:
+    python = RAGAS_VENV / "bin" / "python"
+    if not python.exists():
+        print("installing ragas into", RAGAS_VENV, "(once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(RAGAS_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "ragas", "rapidfuzz"], check=True)
+    return python
+
+
+def write_file(samples: list[Sample], path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for sample in samples:
+            handle.write(json.dumps(sample.model_dump(exclude_none=True)) + "\n")
+
+
+def localeval_file(path: Path, metric: str) -> tuple[list[float], float]:
+    """localeval's scores for the file through the normal path (read, parse, score), and its seconds."""
+    started = time.perf_counter()
+    values = [r.scores[metric] for r in score(read_records(str(path)), [metric])]
+    return values, time.perf_counter() - started
+
+
+def kernel_seconds(samples: list[Sample]) -> float:
+    """The bound: the bare rapidfuzz kernel over exactly the pairs localeval must score."""
+    left = [ret for s in samples for _ in s.reference_contexts or [] for ret in s.retrieved_contexts or []]
+    right = [ref for s in samples for ref in s.reference_contexts or [] for _ in s.retrieved_contexts or []]
+    started = time.perf_counter()
+    process.cpdist(left, right, scorer=distance.Levenshtein.normalized_distance, processor=None, dtype=np.float64)
+    return time.perf_counter() - started
+
+
+def vs_ragas(samples: list[Sample]) -> None:
+    python = ensure_ragas()
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"vs_ragas_{len(samples)}.jsonl"
+    write_file(samples, path)
+    completed = subprocess.run([str(python), "-c", RAGAS_SCRIPT, str(path)], capture_output=True, text=True, check=True)
+    theirs = json.loads(completed.stdout.strip().splitlines()[-1])
+    ours_nonllm, ours_nonllm_s = localeval_file(path, "nonllm_context_recall")
+    ours_ids, ours_ids_s = localeval_file(path, "id_context_recall")
+    bound = kernel_seconds(samples)
+    n = len(samples)
+
+    def mismatches(a: list[float], b: list[float]) -> int:
+        return sum(1 for x, y in zip(a, b, strict=True) if not (x == y or (x != x and y != y)))
+
+    print(f"ragas {theirs['version']} vs localeval on {n} samples (same file, same run)")
+    print(f"{'metric':<24} {'ragas samples/s':>16} {'localeval samples/s':>20} {'ratio':>8} {'mismatches':>11}")
+    print(f"{'nonllm_context_recall':<24} {n / theirs['nonllm_s']:16.0f} {n / ours_nonllm_s:20.0f} {theirs['nonllm_s'] / ours_nonllm_s:7.1f}x {mismatches(theirs['nonllm'], ours_nonllm):11d}")
+    print(f"{'id_context_recall':<24} {n / theirs['ids_s']:16.0f} {n / ours_ids_s:20.0f} {theirs['ids_s'] / ours_ids_s:7.1f}x {mismatches(theirs['ids'], ours_ids):11d}")
+    print(f"bare rapidfuzz Levenshtein kernel over the same pairs: {bound:.3f} s; localeval {ours_nonllm_s:.3f} s; kernel / localeval = {bound / ours_nonllm_s:.2f}")
+
+
+# Runs `localeval score` in this process and reports its own peak RSS on exit.
+PEAK_WRAPPER = """
+import atexit, resource, sys
+atexit.register(lambda: print("PEAK_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))
+sys.argv = ["localeval", *sys.argv[1:]]
+from localeval.cli import main
+main()
+"""
+
+
+def whole_process(samples: list[Sample]) -> None:
+    """`localeval score` as a user runs it: seconds and peak memory, for growing files (memory must stay flat)."""
+    CACHE.mkdir(exist_ok=True)
+    for size in (10, max(10, len(samples) // 10), len(samples)):
+        path = CACHE / f"process_{size}.jsonl"
+        write_file(samples[:size], path)
+        command = [sys.executable, "-c", PEAK_WRAPPER, "score", str(path), "-m", "nonllm_context_recall", "-m", "id_context_recall", "-o", os.devnull, "-q"]
+        started = time.perf_counter()
+        completed = subprocess.run(command, capture_output=True, text=True, check=True)
+        seconds = time.perf_counter() - started
+        peak = int(completed.stderr.split("PEAK_KIB")[-1].split()[0]) / 1024
+        print(f"localeval score, {size:>7} samples: {seconds:7.2f} s wall, {size / seconds:8.0f} samples/s, peak RSS {peak:6.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=5000)
     parser.add_argument("--retrieved", type=int, default=5)
     parser.add_argument("--references", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--vs-ragas", action="store_true", help="compare with ragas on the same file")
+    parser.add_argument("--process", type=int, metavar="N", help="time the whole `localeval score` process on N samples")
     args = parser.parse_args()
+    if args.process:
+        whole_process(generate(args.process, args.retrieved, args.references, args.seed))
+        return
     samples = generate(args.samples, args.retrieved, args.references, args.seed)
+    if args.vs_ragas:
+        vs_ragas(samples)
+        return
     pairs = args.samples * args.retrieved * args.references
     print(f"{args.samples} samples, {args.retrieved} retrieved x {args.references} reference contexts, {pairs} pairs")
     print(f"{'metric / measure':<40} {'seconds':>8} {'samples/s':>11} {'pairs/s':>12}")
