@@ -115,9 +115,9 @@ def relevance_task(judge: Judge, limit: int | None, mode: str) -> dict[str, Any]
     }
 
 
-def attribution_task(judge: Judge, limit: int | None) -> dict[str, Any]:
+def attribution_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dict[str, Any]:
     rows = read("attribution_dev.jsonl", limit)
-    metric: ContextRecall = create_metric("context_recall")  # type: ignore[assignment]
+    metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
     pairs: dict[str, list[tuple[int, int]]] = {"all": []}
     errors = 0
     started = time.perf_counter()
@@ -138,9 +138,9 @@ def attribution_task(judge: Judge, limit: int | None) -> dict[str, Any]:
     return out
 
 
-def recall_task(judge: Judge, limit: int | None) -> dict[str, Any]:
+def recall_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dict[str, Any]:
     rows = read("recall_dev.jsonl", limit)
-    metric: ContextRecall = create_metric("context_recall")  # type: ignore[assignment]
+    metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
     pairs: list[tuple[int, int]] = []
     scores, human = [], []
     errors = 0
@@ -180,6 +180,7 @@ def fmt(value: Any) -> str:
 
 def print_table(report: dict[str, Any]) -> None:
     judge = report["judge"]
+    print(f"recall options: {report['recall_options'] or 'defaults'}")
     print(f"judge: {judge.get('model')} ({judge.get('file')}, sha256 {judge.get('sha256')}), n_ctx {judge.get('n_ctx')}, threads {judge.get('n_threads')}, seed {judge.get('seed')}")
     if "relevance" in report:
         r = report["relevance"]
@@ -213,17 +214,19 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--threads", type=int)
     parser.add_argument("--relevance-mode", default="select", choices=["select", "classify"])
+    parser.add_argument("--recall-option", action="append", default=[], metavar="KEY=VALUE", help="context_recall option for the attribution and recall tasks")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
     tasks = args.tasks.split(",")
     judge = load_judge(args.model, n_ctx=args.n_ctx, n_threads=args.threads) if set(tasks) - {"retrieval"} else None
-    report: dict[str, Any] = {"judge": judge.describe() if judge else {}, "limit": args.limit}
+    recall_options = dict(option.split("=", 1) for option in args.recall_option)
+    report: dict[str, Any] = {"judge": judge.describe() if judge else {}, "limit": args.limit, "recall_options": recall_options}
     if "relevance" in tasks:
         report["relevance"] = relevance_task(judge, args.limit, args.relevance_mode)
     if "attribution" in tasks:
-        report["attribution"] = attribution_task(judge, args.limit)
+        report["attribution"] = attribution_task(judge, args.limit, recall_options)
     if "recall" in tasks:
-        report["recall"] = recall_task(judge, args.limit)
+        report["recall"] = recall_task(judge, args.limit, recall_options)
     if "retrieval" in tasks:
         report["retrieval"] = retrieval_task(args.limit)
     print_table(report)

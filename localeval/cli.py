@@ -22,11 +22,11 @@ from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigE
 from localeval.html_report import html_report
 from localeval.io import STDIN, ResultWriter, completed_lines, read_records, to_json_value
 from localeval.judge import Judge, load_judge
-from localeval.metrics import REGISTRY, create_metric, list_metrics
+from localeval.metrics import REGISTRY, Metric, create_metric, list_metrics
 from localeval.progress import Progress, count_lines
 from localeval.provenance import describe_run
 from localeval.report import summary_table
-from localeval.runner import INPUT_ERROR_KEY, score
+from localeval.runner import INPUT_ERROR_KEY, SampleResult, score
 from localeval.summary import Summary
 
 EXIT_INTERRUPTED = 130
@@ -155,17 +155,12 @@ def score_command(
         shortcuts.setdefault("context_recall", {})["statements"] = statements
     if no_reasons:
         shortcuts.setdefault("context_recall", {})["reasons"] = False
-    metric_options = _metric_options(options, [settings.options, shortcuts])
-    names = list(metric_names) or settings.metrics or list(REGISTRY)
-    for name in metric_options:
-        if name not in names:
-            raise ConfigError(f"an option is set for '{name}', which is not selected")
-    metrics = [create_metric(name, metric_options.get(name)) for name in names]
-    thresholds = {**settings.thresholds, **_numbers(threshold_values, "--threshold")}
-    min_mean = {**settings.min_mean, **_numbers(min_mean_values, "--min-mean")}
-    summary = Summary(names, thresholds, min_mean)
-    field_map = {**settings.map, **dict(_pairs(map_values, "--map"))}
-
+    metrics = _select_metrics(list(metric_names) or settings.metrics or list(REGISTRY), _metric_options(options, [settings.options, shortcuts]))
+    summary = Summary(
+        [m.name for m in metrics],
+        {**settings.thresholds, **_numbers(threshold_values, "--threshold")},
+        {**settings.min_mean, **_numbers(min_mean_values, "--min-mean")},
+    )
     judge: Judge | None = None
     if any(m.needs_judge for m in metrics):
         judge = load_judge(
@@ -174,53 +169,82 @@ def score_command(
             n_threads=threads or settings.threads,
             seed=seed if seed is not None else settings.seed,
         )
-
-    done = completed_lines(Path(output)) if resume and output else {}
-    keep_rows = bool(junit_xml or markdown_path)  # these reports need every row; nothing else holds them
-    kept: list[dict[str, Any]] = []
-    for previous in done.values():
-        summary.add(previous)
-        if keep_rows:
-            kept.append(previous)
+    run = _Run(summary, keep_rows=bool(junit_xml or markdown_path), timing=not no_timing)
+    run.resume_from(completed_lines(Path(output)) if resume and output else {})
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
+    records = read_records(input_path, strict=strict, field_map={**settings.map, **dict(_pairs(map_values, "--map"))})
     total = count_lines(input_path) if show_progress else None
-    bar = Progress(None if total is None else max(0, total - len(done)), enabled=show_progress)
-    written = 0
+    progress_bar = Progress(None if total is None else max(0, total - len(run.done)), enabled=show_progress)
     try:
         with ResultWriter(output, append=resume) as writer:
-            records = read_records(input_path, strict=strict, field_map=field_map)
-            for result in score(records, metrics, judge=judge, skip_lines=frozenset(done)):
-                row = result.to_dict(timing=not no_timing)
-                writer.write(row)
-                written += 1
-                summary.add(row)
-                if keep_rows:
-                    kept.append(row)
-                if INPUT_ERROR_KEY in result.errors:
-                    click.echo(f"localeval: {result.errors[INPUT_ERROR_KEY]}", err=True)
-                bar.advance()
+            for result in score(records, metrics, judge=judge, skip_lines=frozenset(run.done)):
+                writer.write(run.add(result))
+                progress_bar.advance()
     except KeyboardInterrupt:
-        bar.close()
+        progress_bar.close()
         where = f"; continue with --resume -o {output}" if output and output != STDIN else ""
-        click.echo(f"localeval: interrupted after {written} samples{where}", err=True)
+        click.echo(f"localeval: interrupted after {run.written} samples{where}", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    bar.close()
+    progress_bar.close()
 
     report = summary.to_dict()
-    report["run"] = describe_run(metrics, judge)
-    report["run"]["config"] = settings_source
-    kept.sort(key=lambda row: row["line"])
-    if junit_xml:
-        Path(junit_xml).write_text(junit_xml_text(kept, report), encoding="utf-8")
-    if markdown_path:
-        Path(markdown_path).write_text(markdown(kept, report), encoding="utf-8")
-    if summary_json:
-        Path(summary_json).write_text(json.dumps(to_json_value(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    report["run"] = {**describe_run(metrics, judge), "config": settings_source}
+    _write_reports(report, run.rows(), summary_json, junit_xml, markdown_path)
     if not quiet:
         click.echo(summary_table(report), err=output == STDIN)
     if report["input_errors"]:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if summary.thresholds_met else EXIT_THRESHOLD_FAILED)
+
+
+def _select_metrics(names: list[str], options: dict[str, dict[str, Any]]) -> list[Metric]:
+    for name in options:
+        if name not in names:
+            raise ConfigError(f"an option is set for '{name}', which is not selected")
+    return [create_metric(name, options.get(name)) for name in names]
+
+
+class _Run:
+    """What one `score` run accumulates: the summary, and the rows only when a report needs them all."""
+
+    def __init__(self, summary: Summary, *, keep_rows: bool, timing: bool) -> None:
+        self.summary = summary
+        self.keep_rows = keep_rows
+        self.timing = timing
+        self.done: dict[int, dict[str, Any]] = {}
+        self.written = 0
+        self._rows: list[dict[str, Any]] = []
+
+    def resume_from(self, done: dict[int, dict[str, Any]]) -> None:
+        """Count the results an interrupted run already wrote, so the summary covers the whole file."""
+        self.done = done
+        for row in done.values():
+            self._keep(row)
+
+    def add(self, result: SampleResult) -> dict[str, Any]:
+        row = result.to_dict(timing=self.timing)
+        self.written += 1
+        self._keep(row)
+        if INPUT_ERROR_KEY in result.errors:
+            click.echo(f"localeval: {result.errors[INPUT_ERROR_KEY]}", err=True)
+        return row
+
+    def _keep(self, row: dict[str, Any]) -> None:
+        self.summary.add(row)
+        if self.keep_rows:
+            self._rows.append(row)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return sorted(self._rows, key=lambda row: row["line"])
+
+
+def _write_reports(report: dict[str, Any], rows: list[dict[str, Any]], summary_json: str | None, junit: str | None, md: str | None) -> None:
+    if junit:
+        Path(junit).write_text(junit_xml_text(rows, report), encoding="utf-8")
+    if md:
+        Path(md).write_text(markdown(rows, report), encoding="utf-8")
+    if summary_json:
+        Path(summary_json).write_text(json.dumps(to_json_value(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 @cli.command("report")

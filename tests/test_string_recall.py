@@ -37,7 +37,7 @@ def test_no_reference_contexts_is_nan():
 def test_nothing_retrieved_is_zero_not_a_crash():
     score = nonllm([], ["a", "b"])
     assert score.value == 0.0
-    assert score.details["references"][0] == {"best_index": None, "similarity": 0.0, "recalled": False}
+    assert score.details["references"][0] == {"best_index": None, "similarity": None, "recalled": False}
 
 
 def test_best_retrieved_index_is_reported():
@@ -68,7 +68,28 @@ def test_each_measure_equals_rapidfuzz_directly(measure):
         "token_set_ratio": lambda a, b: fuzz.token_set_ratio(a, b) / 100,
     }[measure]
     expected = max(direct(r, reference) for r in retrieved)
-    assert nonllm(retrieved, [reference], measure=measure).details["references"][0]["similarity"] == expected
+    assert nonllm(retrieved, [reference], measure=measure, exact_similarity=True).details["references"][0]["similarity"] == expected
+
+
+@pytest.mark.parametrize("measure", sorted(MEASURES))
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8])
+def test_early_stopping_kernel_gives_the_same_scores_as_the_exact_one(measure, threshold):
+    import random
+
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"]
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 12))) for _ in range(40)]
+    samples = [Sample(retrieved_contexts=rng.sample(texts, 4), reference_contexts=rng.sample(texts, 3)) for _ in range(60)]
+    fast = create_metric("nonllm_context_recall", {"measure": measure, "threshold": threshold}).score_batch(samples, None)
+    exact = create_metric("nonllm_context_recall", {"measure": measure, "threshold": threshold, "exact_similarity": True}).score_batch(samples, None)
+    assert [f.value for f in fast] == [e.value for e in exact]
+    for f, e in zip(fast, exact):
+        for quick, full in zip(f.details["references"], e.details["references"]):
+            assert quick["recalled"] == full["recalled"]
+            if quick["similarity"] is None:
+                assert full["similarity"] <= threshold  # stopped early: at most the threshold
+            else:
+                assert quick["similarity"] == full["similarity"]
 
 
 def test_a_batch_scores_like_its_samples_one_by_one():

@@ -31,6 +31,13 @@ class Attribution(BaseModel):
     reason: str = Field(max_length=REASON_CHARS)
 
 
+class ReasonedAttribution(BaseModel):
+    """Reason first (ragas' order): the verdict is written after the model has explained itself."""
+
+    reason: str = Field(max_length=REASON_CHARS)
+    attributed: Literal[0, 1]
+
+
 class BareAttribution(BaseModel):
     attributed: Literal[0, 1]
 
@@ -46,6 +53,7 @@ class RecallParams(BaseModel):
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
     )
     reasons: bool = Field(True, description="ask the judge for a short reason with each verdict")
+    reason_first: bool = Field(False, description="the judge writes its reason before the verdict (ragas' order)")
 
 
 class ContextRecall(Metric):
@@ -84,7 +92,7 @@ class ContextRecall(Metric):
             return Score(value=float("nan"), details={"statements": []})
         sentences = context_sentences(sample)
         question = sample.user_input or ""
-        schema = Attribution if params.reasons else BareAttribution
+        schema = (ReasonedAttribution if params.reason_first else Attribution) if params.reasons else BareAttribution
         hint = REASON_HINT if params.reasons else ""
         answer_tokens = VERDICT_TOKENS + (REASON_TOKENS if params.reasons else 0)
         longest = max(statements, key=len)

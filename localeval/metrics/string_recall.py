@@ -20,22 +20,25 @@ from localeval.samples import Sample
 
 Measure = Literal["levenshtein", "hamming", "jaro", "jaro_winkler", "indel", "partial_ratio", "token_set_ratio"]
 
-# name -> (rapidfuzz scorer, how its raw output becomes a similarity in 0..1).
-# The distance measures are turned into similarities as 1 - normalised distance,
-# exactly as ragas does, so scores agree to the last bit.
-_FROM_DISTANCE: Callable[[np.ndarray], np.ndarray] = lambda raw: 1.0 - raw  # noqa: E731
-_FROM_PERCENT: Callable[[np.ndarray], np.ndarray] = lambda raw: raw / 100.0  # noqa: E731
-MEASURES: dict[str, tuple[Callable[..., float], Callable[[np.ndarray], np.ndarray]]] = {
-    "levenshtein": (distance.Levenshtein.normalized_distance, _FROM_DISTANCE),
-    "hamming": (distance.Hamming.normalized_distance, _FROM_DISTANCE),
-    "jaro": (distance.Jaro.normalized_distance, _FROM_DISTANCE),
-    "jaro_winkler": (distance.JaroWinkler.normalized_distance, _FROM_DISTANCE),
-    "indel": (distance.Indel.normalized_distance, _FROM_DISTANCE),
+# name -> (rapidfuzz scorer, True when it returns a normalised distance in 0..1,
+# False when it returns a similarity in 0..100). Distances become similarities as
+# 1 - distance, exactly as ragas computes them, so scores agree to the last bit.
+MEASURES: dict[str, tuple[Callable[..., float], bool]] = {
+    "levenshtein": (distance.Levenshtein.normalized_distance, True),
+    "hamming": (distance.Hamming.normalized_distance, True),
+    "jaro": (distance.Jaro.normalized_distance, True),
+    "jaro_winkler": (distance.JaroWinkler.normalized_distance, True),
+    "indel": (distance.Indel.normalized_distance, True),
     # These two do not punish a long retrieved chunk that contains the reference
     # verbatim, which Levenshtein scores near 0.
-    "partial_ratio": (fuzz.partial_ratio, _FROM_PERCENT),
-    "token_set_ratio": (fuzz.token_set_ratio, _FROM_PERCENT),
+    "partial_ratio": (fuzz.partial_ratio, False),
+    "token_set_ratio": (fuzz.token_set_ratio, False),
 }
+# The kernel's cutoff is widened by this much (on the 0..1 scale): rapidfuzz turns a
+# normalised cutoff into an integer one with its own rounding (Hamming 14/20 = 0.7 is
+# dropped at a cutoff of 0.7 + 1e-9), and a pair exactly at the threshold must come
+# back exact. Values returned are always exact; the margin only costs a little speed.
+CUTOFF_MARGIN = 1e-3
 
 RAGAS_THRESHOLD = 0.5  # ragas NonLLMContextRecall's default
 
@@ -46,6 +49,11 @@ class StringRecallParams(BaseModel):
     measure: Measure = Field("levenshtein", description="string similarity measure")
     threshold: float = Field(
         RAGAS_THRESHOLD, ge=0.0, le=1.0, description="a reference is recalled when its best similarity is > this"
+    )
+    exact_similarity: bool = Field(
+        False,
+        description="also report the exact best similarity of references that were not recalled "
+        "(slower: the kernel cannot stop early at the threshold)",
     )
 
 
@@ -61,14 +69,32 @@ def _settled(retrieved: str, reference: str, measure: str) -> bool:
     return False
 
 
-def pair_similarities(retrieved: list[str], references: list[str], measure: str) -> np.ndarray:
-    """Similarity of every (retrieved[i], references[i]) pair, in one vectorised call."""
-    scorer, to_similarity = MEASURES[measure]
+def pair_similarities(retrieved: list[str], references: list[str], measure: str, threshold: float | None = None) -> np.ndarray:
+    """Similarity of every (retrieved[i], references[i]) pair, in one vectorised call.
+
+    With a `threshold`, rapidfuzz may stop early on pairs that cannot exceed it (its
+    `score_cutoff`, several times faster); those pairs come back as NaN, meaning "at
+    most the threshold". Every value that is returned is the exact similarity.
+    """
+    scorer, is_distance = MEASURES[measure]
     similarities = np.ones(len(retrieved), dtype=np.float64)
     todo = [i for i, (a, b) in enumerate(zip(retrieved, references)) if not _settled(a, b, measure)]
-    if todo:
-        raw = process.cpdist([retrieved[i] for i in todo], [references[i] for i in todo], scorer=scorer, processor=None, dtype=np.float64)
-        similarities[todo] = to_similarity(np.asarray(raw, dtype=np.float64))
+    if not todo:
+        return similarities
+    kwargs: dict[str, Any] = {}
+    if threshold is not None:
+        kwargs["score_cutoff"] = min(1.0, 1.0 - threshold + CUTOFF_MARGIN) if is_distance else max(0.0, 100.0 * (threshold - CUTOFF_MARGIN))
+    raw = np.asarray(
+        process.cpdist(
+            [retrieved[i] for i in todo], [references[i] for i in todo], scorer=scorer, processor=None, dtype=np.float64, workers=-1, **kwargs
+        ),
+        dtype=np.float64,
+    )
+    values = 1.0 - raw if is_distance else raw / 100.0
+    if threshold is not None:
+        cut = raw > kwargs["score_cutoff"] if is_distance else raw < kwargs["score_cutoff"]
+        values[cut] = np.nan
+    similarities[todo] = values
     return similarities
 
 
@@ -90,7 +116,7 @@ class NonLlmContextRecall(Metric):
                 for retrieved in sample.retrieved_contexts or []:
                     left.append(retrieved)
                     right.append(reference)
-        similarities = pair_similarities(left, right, params.measure)
+        similarities = pair_similarities(left, right, params.measure, None if params.exact_similarity else params.threshold)
         scores = []
         offset = 0
         for sample in samples:
@@ -103,17 +129,18 @@ class NonLlmContextRecall(Metric):
 
 
 def _score_block(block: np.ndarray, threshold: float) -> Score:
-    """Score one sample from its references x retrieved similarity matrix."""
+    """Score one sample from its references x retrieved similarity matrix (NaN: at most the threshold)."""
     n_references, n_retrieved = block.shape
     if n_references == 0:
         return Score(value=float("nan"), details={"references": []})
     references: list[dict[str, Any]] = []
-    if n_retrieved == 0:
-        references = [{"best_index": None, "similarity": 0.0, "recalled": False} for _ in range(n_references)]
-    else:
-        best = block.argmax(axis=1)
-        for row, index in enumerate(best.tolist()):
-            similarity = float(block[row, index])
-            references.append({"best_index": index, "similarity": similarity, "recalled": similarity > threshold})
+    for row in block:
+        known = ~np.isnan(row)
+        if not known.any():  # nothing retrieved, or every pair stopped early below the threshold
+            references.append({"best_index": None, "similarity": None, "recalled": False})
+            continue
+        index = int(np.where(known, row, -np.inf).argmax())
+        similarity = float(row[index])
+        references.append({"best_index": index, "similarity": similarity, "recalled": similarity > threshold})
     recalled = sum(1 for r in references if r["recalled"])
     return Score(value=recalled / n_references, details={"references": references})
