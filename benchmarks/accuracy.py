@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -126,8 +127,9 @@ def attribution_task(judge: Judge, limit: int | None, options: dict[str, str]) -
         sample = Sample(user_input=question, retrieved_contexts=[row["context"]])
         try:
             score = metric.score_statements(sample, [row["claim"]], judge)
-        except JudgeError:
+        except JudgeError as error:
             errors += 1
+            print(f"{row['id']}: {error}", file=sys.stderr)
             continue
         predicted = score.details["statements"][0]["attributed"]
         for key in ("all", row["source"]):
@@ -149,8 +151,9 @@ def recall_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dic
         sample = Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
         try:
             score = metric.score_statements(sample, row["statements"], judge)
-        except JudgeError:
+        except JudgeError as error:
             errors += 1
+            print(f"{row['id']}: {error}", file=sys.stderr)
             continue
         verdicts = [v["attributed"] for v in score.details["statements"]]
         pairs.extend(zip(row["statement_labels"], verdicts))
@@ -221,14 +224,15 @@ def main(argv: Iterable[str] | None = None) -> None:
     judge = load_judge(args.model, n_ctx=args.n_ctx, n_threads=args.threads) if set(tasks) - {"retrieval"} else None
     recall_options = dict(option.split("=", 1) for option in args.recall_option)
     report: dict[str, Any] = {"judge": judge.describe() if judge else {}, "limit": args.limit, "recall_options": recall_options}
-    if "relevance" in tasks:
-        report["relevance"] = relevance_task(judge, args.limit, args.relevance_mode)
-    if "attribution" in tasks:
-        report["attribution"] = attribution_task(judge, args.limit, recall_options)
-    if "recall" in tasks:
-        report["recall"] = recall_task(judge, args.limit, recall_options)
-    if "retrieval" in tasks:
-        report["retrieval"] = retrieval_task(args.limit)
+    runners = {
+        "relevance": lambda: relevance_task(judge, args.limit, args.relevance_mode),
+        "attribution": lambda: attribution_task(judge, args.limit, recall_options),
+        "recall": lambda: recall_task(judge, args.limit, recall_options),
+        "retrieval": lambda: retrieval_task(args.limit),
+    }
+    for task in tasks:
+        report[task] = runners[task]()
+        print(f"{task} done", file=sys.stderr, flush=True)
     print_table(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")

@@ -154,3 +154,16 @@ def test_a_sentence_longer_than_the_window_is_a_per_sample_error():
     first, second = run.results
     assert "more than the" in first["errors"]["context_relevance"] and "raise --n-ctx" in first["errors"]["context_recall"]
     assert second["scores"] == {"context_relevance": 1.0, "context_recall": 1.0}
+
+
+def test_a_raw_control_character_in_a_judge_string_still_parses():
+    from localeval.errors import JudgeError
+    from localeval.judge.llama import parse_answer
+    from localeval.metrics.recall import Attribution
+
+    answer = parse_answer('{"attributed": 1, "reason": "line one\nline two\ttab"}', Attribution)
+    assert answer.attributed == 1 and answer.reason == "line one\nline two\ttab"
+    import pytest
+
+    with pytest.raises(JudgeError, match="does not fit Attribution"):
+        parse_answer('{"attributed": 2, "reason": "x"}', Attribution)

@@ -52,6 +52,20 @@ def _without_extra_buffer_types(llama_cpp: Any) -> Iterator[None]:
         low_level.llama_model_default_params = original
 
 
+def parse_answer(text: str, schema: type[T]) -> T:
+    """The grammar's JSON, validated by the schema.
+
+    llama-cpp-python's grammar for a length-bounded string admits raw control
+    characters (a newline inside a reason, seen with Qwen2.5-1.5B), which strict JSON
+    forbids; they are accepted here rather than losing the verdict.
+    """
+    try:
+        return schema.model_validate(json.loads(text, strict=False))
+    except (ValueError, ValidationError) as exc:
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise JudgeError(f"the judge's answer does not fit {schema.__name__}: {reason}") from None
+
+
 def default_threads() -> int:
     """Physical-ish cores: llama.cpp gets slower, not faster, with more threads than cores."""
     return max(1, min(8, os.cpu_count() or 1))
@@ -130,10 +144,7 @@ class LlamaJudge:
         text = choice["message"]["content"] or ""
         if choice.get("finish_reason") == "length":
             raise JudgeError(f"the judge's answer reached {max_tokens} tokens without finishing")
-        try:
-            answer = schema.model_validate_json(text)
-        except ValidationError as exc:
-            raise JudgeError(f"the judge's answer does not fit {schema.__name__}: {exc.errors()[0]['msg']}") from None
+        answer = parse_answer(text, schema)
         usage = out["usage"]  # type: ignore[index]
         return answer, Usage(
             prompt_tokens=int(usage["prompt_tokens"]),

@@ -6,7 +6,6 @@ whole batch to rapidfuzz in one vectorised call; judge metrics simply loop.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
@@ -33,10 +32,6 @@ class Score:
     @classmethod
     def failed(cls, error: str) -> "Score":
         return cls(value=None, error=error)
-
-    @property
-    def is_nan(self) -> bool:
-        return self.value is not None and math.isnan(self.value)
 
 
 class NoParams(BaseModel):
