@@ -25,17 +25,12 @@ REASON_TOKENS = REASON_CHARS // 2  # generous: a token is 3-4 characters of Engl
 
 
 class Attribution(BaseModel):
-    """Verdict first: it is decided before the reason, and needs no reason when none is asked for."""
+    """Verdict, then reason. (llama-cpp-python's schema-to-grammar converter orders the
+    properties alphabetically, so a reason-first schema generates in this order too:
+    measured identical on the dev sets.)"""
 
     attributed: Literal[0, 1]
     reason: str = Field(max_length=REASON_CHARS)
-
-
-class ReasonedAttribution(BaseModel):
-    """Reason first (ragas' order): the verdict is written after the model has explained itself."""
-
-    reason: str = Field(max_length=REASON_CHARS)
-    attributed: Literal[0, 1]
 
 
 class BareAttribution(BaseModel):
@@ -53,7 +48,6 @@ class RecallParams(BaseModel):
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
     )
     reasons: bool = Field(True, description="ask the judge for a short reason with each verdict")
-    reason_first: bool = Field(False, description="the judge writes its reason before the verdict (ragas' order)")
 
 
 class ContextRecall(Metric):
@@ -92,7 +86,7 @@ class ContextRecall(Metric):
             return Score(value=float("nan"), details={"statements": []})
         sentences = context_sentences(sample)
         question = sample.user_input or ""
-        schema = (ReasonedAttribution if params.reason_first else Attribution) if params.reasons else BareAttribution
+        schema = Attribution if params.reasons else BareAttribution
         hint = REASON_HINT if params.reasons else ""
         answer_tokens = VERDICT_TOKENS + (REASON_TOKENS if params.reasons else 0)
         longest = max(statements, key=len)
