@@ -10,6 +10,9 @@ Runs localeval's own metrics (the same prompts, grammar and scoring code as
   the confusion matrix, overall and per source;
 - context recall on QAGS: statement accuracy and balanced accuracy with the given
   statements, and the Pearson correlation of sample scores with the human share;
+- for both verdict tasks, the AUC of the judge's probability of "attributed", the
+  threshold used, and the threshold that would maximise their mean balanced accuracy
+  on these rows (how the catalog's calibrated thresholds are chosen);
 - retrieval: id_context_recall against the file's id_recall (must match on every
   row) and nonllm_context_recall with every string measure.
 
@@ -32,7 +35,7 @@ from localeval import evaluate, load_judge
 from localeval.errors import JudgeError
 from localeval.judge import Judge
 from localeval.metrics import create_metric
-from localeval.metrics.recall import ContextRecall
+from localeval.metrics.recall import DEFAULT_THRESHOLD, VERDICT_KEY, ContextRecall
 from localeval.metrics.string_recall import MEASURES
 from localeval.samples import Sample
 
@@ -64,6 +67,30 @@ def balanced(pairs: list[tuple[int, int]]) -> dict[str, Any]:
         "f1_positive": f1,
         "confusion": {"tp": tp, "fn": fn, "fp": fp, "tn": tn},
     }
+
+
+def auc(scored: list[tuple[int, float]]) -> float:
+    """Area under the ROC curve of (gold, probability) pairs: how well the probability ranks
+    supported above unsupported, whatever the threshold (0.5 = chance)."""
+    positives = [p for g, p in scored if g == 1]
+    negatives = [p for g, p in scored if g == 0]
+    if not positives or not negatives:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def best_threshold(tasks: list[list[tuple[int, float]]]) -> tuple[float, float]:
+    """The decision threshold that maximises the mean balanced accuracy over `tasks`
+    (midpoints between neighbouring probabilities), and that mean."""
+    values = sorted({p for task in tasks for _, p in task})
+    candidates = [(a + b) / 2 for a, b in zip(values, values[1:])] or [0.5]
+
+    def mean_balanced(threshold: float) -> float:
+        return statistics.fmean(balanced([(g, int(p >= threshold)) for g, p in task])["balanced_accuracy"] for task in tasks)
+
+    threshold = max(candidates, key=mean_balanced)
+    return round(threshold, 3), mean_balanced(threshold)
 
 
 def pearson(xs: list[float], ys: list[float]) -> float:
@@ -120,9 +147,10 @@ def attribution_task(judge: Judge, limit: int | None, options: dict[str, str]) -
     rows = read("attribution_dev.jsonl", limit)
     metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
     pairs: dict[str, list[tuple[int, int]]] = {"all": []}
+    scored: list[tuple[int, float]] = []
     errors = 0
     started = time.perf_counter()
-    for row in rows:
+    for number, row in enumerate(rows, start=1):
         question = f"A claim from the Wikipedia article '{row['wiki_title']}'." if row.get("wiki_title") else "Check the claim."
         sample = Sample(user_input=question, retrieved_contexts=[row["context"]])
         try:
@@ -131,12 +159,15 @@ def attribution_task(judge: Judge, limit: int | None, options: dict[str, str]) -
             errors += 1
             print(f"{row['id']}: {error}", file=sys.stderr)
             continue
-        predicted = score.details["statements"][0]["attributed"]
+        verdict = score.details["statements"][0]
         for key in ("all", row["source"]):
-            pairs.setdefault(key, []).append((row["label"], predicted))
+            pairs.setdefault(key, []).append((row["label"], verdict["attributed"]))
+        scored.append((row["label"], verdict["probability"]))
+        progress("attribution", number, len(rows), started)
     seconds = time.perf_counter() - started
-    out = {key: balanced(value) for key, value in pairs.items()}
-    out["all"].update({"unparsable": errors, "seconds": seconds, "samples_per_s": len(rows) / seconds})
+    out: dict[str, Any] = {key: balanced(value) for key, value in pairs.items()}
+    out["all"].update({"auc": auc(scored), "unparsable": errors, "seconds": seconds, "samples_per_s": len(rows) / seconds})
+    out["scored"] = scored
     return out
 
 
@@ -144,10 +175,11 @@ def recall_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dic
     rows = read("recall_dev.jsonl", limit)
     metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
     pairs: list[tuple[int, int]] = []
+    scored: list[tuple[int, float]] = []
     scores, human = [], []
     errors = 0
     started = time.perf_counter()
-    for row in rows:
+    for number, row in enumerate(rows, start=1):
         sample = Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
         try:
             score = metric.score_statements(sample, row["statements"], judge)
@@ -155,14 +187,22 @@ def recall_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dic
             errors += 1
             print(f"{row['id']}: {error}", file=sys.stderr)
             continue
-        verdicts = [v["attributed"] for v in score.details["statements"]]
-        pairs.extend(zip(row["statement_labels"], verdicts))
+        verdicts = score.details["statements"]
+        pairs.extend(zip(row["statement_labels"], [v["attributed"] for v in verdicts]))
+        scored.extend(zip(row["statement_labels"], [v["probability"] for v in verdicts]))
         scores.append(score.value)
         human.append(sum(row["statement_labels"]) / len(row["statement_labels"]))
+        progress("recall", number, len(rows), started)
     seconds = time.perf_counter() - started
     out = balanced(pairs)
-    out.update({"pearson_sample_score": pearson(scores, human), "unparsable": errors, "seconds": seconds, "samples_per_s": len(rows) / seconds})
+    out.update(
+        {"auc": auc(scored), "pearson_sample_score": pearson(scores, human), "unparsable": errors, "seconds": seconds, "samples_per_s": len(rows) / seconds, "scored": scored}
+    )
     return out
+
+
+def progress(task: str, done: int, total: int, started: float) -> None:
+    print(f"{task}: {done}/{total} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
 
 def retrieval_task(limit: int | None) -> dict[str, Any]:
@@ -196,11 +236,17 @@ def print_table(report: dict[str, Any]) -> None:
             print(f"  {key:<8} n={a['n']:<4} balanced acc {fmt(a['balanced_accuracy'])}  F1+ {fmt(a['f1_positive'])}  acc {fmt(a['accuracy'])}  "
                   f"tp {c['tp']} fn {c['fn']} fp {c['fp']} tn {c['tn']}")
         a = report["attribution"]["all"]
-        print(f"  unparsable {a['unparsable']}  {fmt(a['samples_per_s'])} samples/s  {a['seconds']:.0f} s")
+        print(f"  AUC {fmt(a['auc'])}  unparsable {a['unparsable']}  {fmt(a['samples_per_s'])} samples/s  {a['seconds']:.0f} s")
     if "recall" in report:
         r = report["recall"]
-        print(f"\ncontext recall (QAGS statements, n={r['n']}): balanced acc {fmt(r['balanced_accuracy'])}  acc {fmt(r['accuracy'])}  "
-              f"pearson(sample score, human share) {fmt(r['pearson_sample_score'])}  unparsable {r['unparsable']}  {fmt(r['samples_per_s'])} samples/s  {r['seconds']:.0f} s")
+        c = r["confusion"]
+        print(f"\ncontext recall (QAGS statements, n={r['n']}): balanced acc {fmt(r['balanced_accuracy'])}  acc {fmt(r['accuracy'])}  AUC {fmt(r['auc'])}  "
+              f"tp {c['tp']} fn {c['fn']} fp {c['fp']} tn {c['tn']}\n  pearson(sample score, human share) {fmt(r['pearson_sample_score'])}  "
+              f"unparsable {r['unparsable']}  {fmt(r['samples_per_s'])} samples/s  {r['seconds']:.0f} s")
+    if "calibration" in report:
+        c = report["calibration"]
+        print(f"\nthreshold used for 'attributed': {c['threshold_used']}; the one that maximises the mean balanced accuracy "
+              f"of {' and '.join(c['tasks'])} on these rows: {c['best_threshold']} (mean balanced acc {fmt(c['best_mean_balanced_accuracy'])})")
     if "retrieval" in report:
         r = report["retrieval"]
         print(f"\nretrieval (SciFact BM25 top-5, n={r['n']}): id_context_recall mismatches vs id_recall: {r['id_recall_mismatches']}  mean {fmt(r['mean_id_recall'])}")
@@ -232,7 +278,11 @@ def main(argv: Iterable[str] | None = None) -> None:
     }
     for task in tasks:
         report[task] = runners[task]()
-        print(f"{task} done", file=sys.stderr, flush=True)
+    scored = {task: report[task].pop("scored") for task in ("attribution", "recall") if task in report}
+    if judge is not None and scored:
+        threshold, mean_balanced = best_threshold(list(scored.values()))
+        used = recall_options.get("threshold") or judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
+        report["calibration"] = {"tasks": list(scored), "threshold_used": used, "best_threshold": threshold, "best_mean_balanced_accuracy": mean_balanced}
     print_table(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval import load_judge
+from localeval.judge import Usage
 from localeval.judge.llama import LlamaJudge
 from localeval.metrics import create_metric
 from localeval.samples import Sample
@@ -46,6 +47,18 @@ class Tracer:
 
     def ask(self, messages, schema, max_tokens=512):  # type: ignore[no-untyped-def]
         answer, usage = self.judge.ask(messages, schema, max_tokens)
+        return answer, self._record(usage)
+
+    def choose(self, messages, prefix, options):  # type: ignore[no-untyped-def]
+        probabilities, usage = self.judge.choose(messages, prefix, options)
+        return probabilities, self._record(usage)
+
+    def write_string(self, messages, prefix, max_chars):  # type: ignore[no-untyped-def]
+        text, usage = self.judge.write_string(messages, prefix, max_chars)
+        return text, self._record(usage)
+
+    def _record(self, usage: Usage) -> Usage:
+        """Count what an ideal cache would evaluate: the prompt minus its prefix shared with the previous prompt."""
         tokens = list(self.judge._llm._input_ids[: usage.prompt_tokens])
         shared = 0
         for a, b in zip(tokens, self.previous):
@@ -57,7 +70,7 @@ class Tracer:
         self.completion += usage.completion_tokens
         self.evaluated += usage.prompt_evaluated
         self.prompt += usage.prompt_tokens
-        return answer, usage
+        return usage
 
     def reset(self) -> None:
         self.unique = self.completion = self.evaluated = self.prompt = 0

@@ -82,7 +82,6 @@ RAGAS_VENV = CACHE / "ragas-venv"
 # ragas 0.4.3 imports a module that langchain-community 0.4 removed, hence the pin.
 RAGAS_REQUIREMENTS = ["ragas==0.4.3", "langchain-community<0.4", "rapidfuzz"]
 
-# Runs inside the ragas virtual environment: scores the file with ragas, prints scores and seconds.
 # Runs inside the ragas virtual environment: scores the file with ragas, from reading the
 # file to the scores (as localeval is timed), and prints the scores and the seconds.
 RAGAS_SCRIPT = """
@@ -165,25 +164,40 @@ def vs_ragas(samples: list[Sample]) -> None:
 # Runs `localeval score` in this process and reports its own peak RSS on exit.
 PEAK_WRAPPER = """
 import atexit, resource, sys
-atexit.register(lambda: print("PEAK_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))
+atexit.register(lambda: print("PEAK_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                              "LLAMA_CPP", "llama_cpp" in sys.modules, file=sys.stderr))
 sys.argv = ["localeval", *sys.argv[1:]]
 from localeval.cli import main
 main()
 """
 
 
-def whole_process(samples: list[Sample]) -> None:
-    """`localeval score` as a user runs it: seconds and peak memory, for growing files (memory must stay flat)."""
+def write_cycled(samples: list[Sample], size: int, path: Path) -> None:
+    """`size` lines cycling through `samples` (each with its own id): generating 100,000
+    distinct samples in Python takes longer than scoring them, and the cost of scoring
+    a line does not depend on whether its text was seen before."""
+    lines = [sample.model_dump(exclude_none=True) for sample in samples]
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(size):
+            handle.write(json.dumps({"id": index, **lines[index % len(lines)]}) + "\n")
+
+
+def whole_process(samples: list[Sample], size: int) -> None:
+    """`localeval score` as a user runs it: seconds and peak memory for growing files
+    (memory must stay flat), and whether llama_cpp was imported (it must not be)."""
     CACHE.mkdir(exist_ok=True)
-    for size in (10, max(10, len(samples) // 10), len(samples)):
-        path = CACHE / f"process_{size}.jsonl"
-        write_file(samples[:size], path)
+    for lines in sorted({10, max(10, size // 100), max(10, size // 10), size}):
+        path = CACHE / f"process_{lines}.jsonl"
+        write_cycled(samples, lines, path)
         command = [sys.executable, "-c", PEAK_WRAPPER, "score", str(path), "-m", "nonllm_context_recall", "-m", "id_context_recall", "-o", os.devnull, "-q"]
         started = time.perf_counter()
         completed = subprocess.run(command, capture_output=True, text=True, check=True)
         seconds = time.perf_counter() - started
-        peak = int(completed.stderr.split("PEAK_KIB")[-1].split()[0]) / 1024
-        print(f"localeval score, {size:>7} samples: {seconds:7.2f} s wall, {size / seconds:8.0f} samples/s, peak RSS {peak:6.0f} MiB")
+        fields = completed.stderr.split("PEAK_KIB")[-1].split()
+        peak, llama_imported = int(fields[0]) / 1024, fields[2]
+        print(f"localeval score, {lines:>7} samples: {seconds:7.2f} s wall, {lines / seconds:8.0f} samples/s, "
+              f"peak RSS {peak:6.0f} MiB, llama_cpp imported: {llama_imported}", flush=True)
+        path.unlink()
 
 
 def main() -> None:
@@ -196,7 +210,7 @@ def main() -> None:
     parser.add_argument("--process", type=int, metavar="N", help="time the whole `localeval score` process on N samples")
     args = parser.parse_args()
     if args.process:
-        whole_process(generate(args.process, args.retrieved, args.references, args.seed))
+        whole_process(generate(min(args.process, 2000), args.retrieved, args.references, args.seed), args.process)
         return
     samples = generate(args.samples, args.retrieved, args.references, args.seed)
     if args.vs_ragas:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Iterator, Mapping
 
 from localeval.errors import InputError
-from localeval.samples import Sample, parse_sample
+from localeval.samples import Sample, parse_sample, parse_sample_json
 
 STDIN = "-"
 
@@ -46,7 +46,7 @@ def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str
     stream = _open_binary(path)
     try:
         for number, raw in enumerate(stream, start=1):
-            if not raw.strip():
+            if raw.isspace():  # stops at the first non-blank byte; strip() would copy the line
                 continue
             try:
                 record = Record(number, _parse_line(raw, name, number, field_map))
@@ -61,6 +61,10 @@ def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str
 
 
 def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str] | None) -> Sample:
+    if not field_map:
+        sample = parse_sample_json(raw)
+        if sample is not None:
+            return sample
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterator
@@ -44,6 +44,9 @@ class CatalogModel:
     upstream: str
     member: str
     packages: tuple[str, ...]
+    # Decision thresholds on the judge's verdict probabilities, chosen on the dev sets
+    # by benchmarks/accuracy.py (key: the verdict, e.g. "attributed").
+    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 def _load_catalog() -> tuple[str, dict[str, CatalogModel]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pytest
 from pydantic import BaseModel
@@ -42,6 +42,7 @@ class ScriptedJudge:
         self._answer = answer
         self._context_size = context_size
         self.calls: list[list[Message]] = []
+        self._usage = Usage(prompt_tokens=10, prompt_evaluated=10, completion_tokens=5, seconds=0.0)
 
     @property
     def context_size(self) -> int:
@@ -53,10 +54,33 @@ class ScriptedJudge:
     def ask(self, messages: list[Message], schema: type[BaseModel], max_tokens: int = 512) -> tuple[BaseModel, Usage]:
         self.calls.append(messages)
         answer = schema.model_validate(self._answer(messages, schema))
-        return answer, Usage(prompt_tokens=10, prompt_evaluated=10, completion_tokens=5, seconds=0.0)
+        return answer, self._usage
+
+    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
+        """Certainty for the option the script gives for the key the prefix opens (`{"attributed": `)."""
+        self.calls.append(messages)
+        key = prefix.split('"')[-2]
+        chosen = str(self._answer(messages, _Answer)[key])
+        return [1.0 if option == chosen else 0.0 for option in options], self._usage
+
+    def write_string(self, messages: list[Message], prefix: str, max_chars: int) -> tuple[str, Usage]:
+        """The script's value for the key whose string the prefix opens (`..., "reason": "`)."""
+        key = prefix.split('"')[-3]
+        return str(self._answer(messages, _Answer)[key])[:max_chars], self._usage
+
+    @property
+    def thresholds(self) -> Mapping[str, float]:
+        return {}
 
     def describe(self) -> dict[str, object]:
         return {"model": "scripted"}
+
+
+class _Answer(BaseModel):
+    """The schema handed to scripts for choose/write_string calls (a verdict and its reason)."""
+
+    attributed: int
+    reason: str
 
 
 @pytest.fixture(scope="session")

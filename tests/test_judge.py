@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from localeval import evaluate
 from localeval.cli import cli
-from localeval.metrics.recall import Attribution
+from localeval.metrics.recall import Claims
 from localeval.samples import Sample
 
 pytestmark = pytest.mark.judge
@@ -98,10 +98,36 @@ def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
 
 def test_later_calls_reuse_the_cached_prefix(small_judge):
     messages = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Context: " + "The sky is blue. " * 60}]
-    small_judge.ask(messages + [{"role": "user", "content": "Statement: one"}], Attribution)
-    _, usage = small_judge.ask(messages + [{"role": "user", "content": "Statement: two"}], Attribution)
+    small_judge.ask(messages + [{"role": "user", "content": "Statement: one"}], Claims)
+    _, usage = small_judge.ask(messages + [{"role": "user", "content": "Statement: two"}], Claims)
     assert usage.prompt_tokens > 150
     assert usage.prompt_evaluated < 0.2 * usage.prompt_tokens
+
+
+def test_choose_reads_normalised_probabilities_and_reuses_the_prefix(small_judge):
+    messages = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Context: " + "The sky is blue. " * 60}]
+    first, _ = small_judge.choose(messages + [{"role": "user", "content": "Statement: one"}], '{"attributed": ', ["0", "1"])
+    second, usage = small_judge.choose(messages + [{"role": "user", "content": "Statement: two"}], '{"attributed": ', ["0", "1"])
+    again, _ = small_judge.choose(messages + [{"role": "user", "content": "Statement: two"}], '{"attributed": ', ["0", "1"])
+    assert all(0.0 <= p <= 1.0 for p in first + second) and math.isclose(sum(second), 1.0)
+    assert usage.prompt_evaluated < 0.2 * usage.prompt_tokens
+    assert again == second  # the whole prompt was cached: the same segments are evaluated again
+
+
+def test_scores_do_not_depend_on_what_the_judge_saw_before(small_judge):
+    """llama.cpp's numbers depend on how a prompt is cut into batches; the judge cuts at fixed
+    points, so a sample scores the same alone, after another sample, or in a resumed run."""
+    metrics = ["context_relevance", "context_recall"]
+    after = evaluate(SAMPLES, metrics, judge=small_judge).results[1]
+    alone = evaluate(SAMPLES[1:], metrics, judge=small_judge).results[0]
+    assert (alone["scores"], alone["details"]) == (after["scores"], after["details"])
+
+
+def test_write_string_is_a_bounded_decoded_json_string(small_judge):
+    messages = [{"role": "user", "content": 'Say "hello" and explain JSON escapes with a backslash.'}]
+    for limit in (5, 60):
+        text, usage = small_judge.write_string(messages, '{"reason": "', limit)
+        assert isinstance(text, str) and len(text) <= limit and usage.completion_tokens > 0
 
 
 def test_score_command_with_a_real_model(tmp_path, small_model_path, write_jsonl):

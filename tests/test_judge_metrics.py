@@ -7,6 +7,8 @@ so that each rule (cap at 1, empty selection = 0, windows, NaN) is pinned down.
 import math
 import re
 
+import pytest
+
 from localeval import evaluate
 from localeval.metrics import create_metric
 from localeval.samples import Sample
@@ -82,8 +84,8 @@ def test_recall_counts_attributed_statements_with_reasons():
     score = create_metric("context_recall").score_batch([SAMPLE], judge)[0]
     assert score.value == 2 / 3
     assert [s["attributed"] for s in score.details["statements"]] == [1, 1, 0]
-    assert score.details["statements"][2] == {"statement": "Acme is based in Ohio.", "attributed": 0, "reason": "checked Acme is ba"}
-    assert score.usage["calls"] == 3
+    assert score.details["statements"][2] == {"statement": "Acme is based in Ohio.", "attributed": 0, "probability": 0.0, "reason": "checked Acme is ba"}
+    assert score.usage["calls"] == 6  # a verdict and a reason per statement
 
 
 def test_recall_prompts_differ_only_in_the_final_statement():
@@ -127,7 +129,7 @@ def test_recall_without_reasons_asks_for_verdicts_only():
     judge = ScriptedJudge(lambda m, s: {"attributed": 1})
     score = create_metric("context_recall", {"reasons": "false"}).score_batch([SAMPLE], judge)[0]
     assert score.value == 1.0
-    assert all(set(s) == {"statement", "attributed"} for s in score.details["statements"])
+    assert all(set(s) == {"statement", "attributed", "probability"} for s in score.details["statements"])
 
 
 def test_recall_statement_is_attributed_when_any_window_supports_it():
@@ -159,11 +161,44 @@ def test_a_sentence_longer_than_the_window_is_a_per_sample_error():
 def test_a_raw_control_character_in_a_judge_string_still_parses():
     from localeval.errors import JudgeError
     from localeval.judge.llama import parse_answer
-    from localeval.metrics.recall import Attribution
+    from localeval.metrics.recall import Claims
 
-    answer = parse_answer('{"attributed": 1, "reason": "line one\nline two\ttab"}', Attribution)
-    assert answer.attributed == 1 and answer.reason == "line one\nline two\ttab"
+    answer = parse_answer('{"claims": ["line one\nline two\ttab"]}', Claims)
+    assert answer.claims == ["line one\nline two\ttab"]
     import pytest
 
-    with pytest.raises(JudgeError, match="does not fit Attribution"):
-        parse_answer('{"attributed": 2, "reason": "x"}', Attribution)
+    with pytest.raises(JudgeError, match="does not fit Claims"):
+        parse_answer('{"claims": []}', Claims)
+
+
+class _ProbabilityJudge(ScriptedJudge):
+    """Answers every verdict with the same probability of "1", and a calibrated threshold."""
+
+    def __init__(self, probability: float, thresholds: dict[str, float]) -> None:
+        super().__init__(lambda m, s: {"attributed": 1, "reason": "r"})
+        self._probability = probability
+        self._thresholds = thresholds
+
+    def choose(self, messages, prefix, options):
+        return [1 - self._probability, self._probability], self._usage
+
+    @property
+    def thresholds(self):
+        return self._thresholds
+
+
+@pytest.mark.parametrize(
+    ("probability", "calibrated", "option", "expected"),
+    [
+        (0.7, {}, None, 1.0),  # uncalibrated judge: 0.5
+        (0.7, {"attributed": 0.8}, None, 0.0),  # the judge's calibrated threshold
+        (0.7, {"attributed": 0.8}, "0.6", 1.0),  # the user's option wins
+        (0.8, {"attributed": 0.8}, None, 1.0),  # reaching the threshold is enough
+    ],
+)
+def test_recall_verdict_is_the_probability_against_the_threshold(probability, calibrated, option, expected):
+    judge = _ProbabilityJudge(probability, calibrated)
+    options = {"threshold": option} if option else {}
+    score = create_metric("context_recall", options).score_batch([SAMPLE], judge)[0]
+    assert score.value == expected
+    assert {s["probability"] for s in score.details["statements"]} == {probability}

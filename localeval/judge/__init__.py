@@ -7,7 +7,7 @@ that imports llama_cpp, and it is imported only when a judge is actually needed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Mapping, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,6 +31,19 @@ class Judge(Protocol):
 
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = ...) -> tuple[T, Usage]: ...
 
+    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
+        """Probabilities of each single-token option right after the answer's `prefix`."""
+        ...
+
+    def write_string(self, messages: list[Message], prefix: str, max_chars: int) -> tuple[str, Usage]:
+        """The decoded JSON string that the answer's `prefix` opens."""
+        ...
+
+    @property
+    def thresholds(self) -> Mapping[str, float]:
+        """Calibrated decision thresholds for verdict probabilities (empty when not calibrated)."""
+        ...
+
     def count_tokens(self, text: str) -> int: ...
 
     @property
@@ -47,11 +60,12 @@ def load_judge(
     Imports llama_cpp only now, so nothing pays for it until a judge is really needed.
     """
     from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, LlamaJudge
-    from localeval.models import resolve_model
+    from localeval.models import CATALOG, resolve_model
 
     path, catalog_name = resolve_model(model)
     return LlamaJudge(
         path,
+        thresholds=CATALOG[catalog_name].thresholds if catalog_name else {},
         n_ctx=n_ctx or DEFAULT_CONTEXT,
         n_threads=n_threads,
         seed=DEFAULT_SEED if seed is None else seed,

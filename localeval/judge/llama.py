@@ -2,9 +2,13 @@
 
 The only module that imports llama_cpp, and only when a judge is built, so a run
 with the non-LLM metrics alone never pays for (or needs) llama.cpp. The model stays
-loaded for the whole run, and llama-cpp-python keeps the tokens of the previous
-prompt: a call whose prompt starts like the last one evaluates only the new
-suffix. Prompts are laid out for that (see prompts.py).
+loaded for the whole run, and its cache keeps the tokens of the previous prompt:
+a call whose prompt starts like the last one evaluates only the new part, cut at
+fixed points so that scores never depend on what was cached (see `_load`).
+Prompts are laid out for that (see prompts.py).
+
+A verdict is read as a probability (`choose`); everything the judge writes
+(selections, claims, reasons) is decoded under a grammar, so it always parses.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,6 +32,12 @@ from localeval.models import check_gguf, file_sha256
 DEFAULT_CONTEXT = 4096  # tokens: a HotpotQA sample (~1,400 tokens) and most RAG prompts fit
 DEFAULT_SEED = 0
 ANSWER_MAX_TOKENS = 512  # a ceiling only: schemas bound every field, so answers end well before
+# GBNF for the rest of a JSON string: at most %d characters (no raw quote, backslash
+# or control character; escapes allowed), then the closing quote.
+STRING_GRAMMAR = r"""
+root ::= char{0,%d} "\""
+char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+"""
 
 
 @contextmanager
@@ -82,6 +94,7 @@ class LlamaJudge:
         n_threads: int | None = None,
         seed: int = DEFAULT_SEED,
         catalog_name: str | None = None,
+        thresholds: Mapping[str, float] | None = None,
     ) -> None:
         check_gguf(model_path)
         import llama_cpp  # deferred: see the module docstring
@@ -90,6 +103,7 @@ class LlamaJudge:
         self.model_path = model_path
         self.catalog_name = catalog_name
         self.seed = seed
+        self.thresholds: Mapping[str, float] = dict(thresholds or {})
         self.n_threads = n_threads or default_threads()
         try:
             with _without_extra_buffer_types(llama_cpp):
@@ -109,6 +123,8 @@ class LlamaJudge:
         atexit.register(self._llm.close)
         self._grammars: dict[str, Any] = {}
         self._sha256: str | None = None
+        self._formatters: dict[bool, Any] = {}
+        self._blank_line_tokens: dict[int, bool] = {}
 
     @property
     def context_size(self) -> int:
@@ -123,35 +139,131 @@ class LlamaJudge:
             self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
 
-    def _perf(self) -> tuple[int, int]:
-        data = self._llama_cpp.llama_perf_context(self._llm._ctx.ctx)
-        return int(data.n_p_eval), int(data.n_eval)
+    def _string_grammar(self, max_chars: int) -> Any:
+        key = f"string:{max_chars}"
+        if key not in self._grammars:
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(STRING_GRAMMAR % max_chars, verbose=False)
+        return self._grammars[key]
+
+    def _formatter(self, generation_prompt: bool) -> Any:
+        """The model's own chat template (the one create_chat_completion would use)."""
+        if generation_prompt not in self._formatters:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = self._llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise ModelError(f"{self.model_path.name} has no chat template in its metadata")
+            model = self._llm._model
+            self._formatters[generation_prompt] = Jinja2ChatFormatter(
+                template=template,
+                eos_token=model.token_get_text(self._llm.token_eos()),
+                bos_token=model.token_get_text(self._llm.token_bos()),
+                add_generation_prompt=generation_prompt,
+            )
+        return self._formatters[generation_prompt]
+
+    def _tokens(self, messages: list[Message], prefix: str) -> tuple[list[int], list[int]]:
+        """The prompt's tokens (the chat template, then the answer's `prefix`), and the
+        positions where each message ends and the answer starts (where they fall
+        between tokens)."""
+        tokenize = self._llm.tokenize
+        prompt = str(self._formatter(True)(messages=messages).prompt)
+        tokens = tokenize((prompt + prefix).encode("utf-8"), add_bos=True, special=True)
+        if len(tokens) >= self.context_size:
+            raise JudgeError(f"the prompt has {len(tokens)} tokens, more than the model's window of {self.context_size}")
+        heads = [str(self._formatter(False)(messages=messages[:count]).prompt) for count in range(1, len(messages))]
+        if prefix:
+            heads.append(prompt)
+        cuts = []
+        for head in heads:
+            head_tokens = tokenize(head.encode("utf-8"), add_bos=True, special=True)
+            if tokens[: len(head_tokens)] == head_tokens:
+                cuts.append(len(head_tokens))
+        return tokens, cuts
+
+    def _ends_blank_line(self, token: int) -> bool:
+        if token not in self._blank_line_tokens:
+            self._blank_line_tokens[token] = self._llm.detokenize([token], special=True).endswith(b"\n\n")
+        return self._blank_line_tokens[token]
+
+    def _load(self, tokens: list[int], fixed_cuts: list[int]) -> int:
+        """Make llama.cpp's cache hold exactly `tokens`, with fresh logits for the last one;
+        return how many tokens were evaluated.
+
+        The prompt is evaluated in segments that depend only on its text: one per
+        message, and within a message one per blank-line-ended block (the context,
+        the question, the task, ...), then the answer's prefix. Cached tokens are
+        reused only up to a segment boundary. llama.cpp's results depend slightly on
+        how a prompt is split into batches (measured: up to 0.3 in a logit), so reusing
+        whatever prefix happened to be cached would make a sample's scores depend on
+        the sample before it, or on where a run resumed.
+        """
+        llm = self._llm
+        cuts = set(fixed_cuts) | {i + 1 for i, token in enumerate(tokens[:-1]) if self._ends_blank_line(token)}
+        cuts = sorted(c for c in cuts if 0 < c < len(tokens))
+        cached = llm.longest_token_prefix(llm._input_ids, tokens)
+        start = max([0, *(c for c in cuts if c <= cached)])
+        llm.n_tokens = start
+        later = [c for c in cuts if c > start]
+        for begin, end in zip([start, *later], [*later, len(tokens)]):
+            llm.eval(tokens[begin:end])
+        return len(tokens) - start
+
+    def _complete(self, messages: list[Message], prefix: str, grammar: Any, max_tokens: int) -> tuple[str, Usage]:
+        """Greedy decoding under `grammar`, continuing the answer from `prefix`."""
+        started = time.perf_counter()
+        tokens, fixed_cuts = self._tokens(messages, prefix)
+        evaluated = self._load(tokens, fixed_cuts)
+        # The whole prompt is cached now with fresh logits: generation starts at once.
+        out = self._llm.create_completion(prompt=tokens, grammar=grammar, temperature=0.0, max_tokens=max_tokens, seed=self.seed)
+        choice = out["choices"][0]  # type: ignore[index]
+        if choice.get("finish_reason") == "length":
+            raise JudgeError(f"the judge's answer reached {max_tokens} tokens without finishing")
+        return str(choice["text"]), Usage(
+            prompt_tokens=len(tokens),
+            prompt_evaluated=evaluated,
+            completion_tokens=int(out["usage"]["completion_tokens"]),  # type: ignore[index]
+            seconds=time.perf_counter() - started,
+        )
 
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = ANSWER_MAX_TOKENS) -> tuple[T, Usage]:
         """Greedy decoding under the schema's grammar; the answer always parses."""
-        before_prompt, _ = self._perf()
+        text, usage = self._complete(messages, "", self._grammar(schema), max_tokens)
+        return parse_answer(text, schema), usage
+
+    def write_string(self, messages: list[Message], prefix: str, max_chars: int) -> tuple[str, Usage]:
+        """The contents of the JSON string the answer's `prefix` opens (it ends with the
+        opening quote), at most `max_chars` characters, decoded.
+
+        Used after `choose` has fixed a verdict: the reason is written for that verdict,
+        under a grammar that admits only a JSON string, so it always decodes.
+        """
+        # max_tokens: a token is at least one character, so the grammar ends first.
+        text, usage = self._complete(messages, prefix, self._string_grammar(max_chars), max_chars + 8)
+        return str(json.loads('"' + text, strict=False)), usage
+
+    def _option_token(self, option: str) -> int:
+        tokens = self._llm.tokenize(option.encode("utf-8"), add_bos=False, special=False)
+        if len(tokens) != 1:
+            raise JudgeError(f"the option {option!r} is not a single token for {self.model_path.name}")
+        return int(tokens[0])
+
+    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
+        """The probabilities of each option as the next token after the answer's `prefix`.
+
+        One forward pass over the part of the prompt that is not cached yet, then
+        the logits at the last position, restricted to the options and normalised.
+        Reading the probability instead of sampling the argmax lets the caller
+        choose its own decision threshold.
+        """
         started = time.perf_counter()
-        out = self._llm.create_chat_completion(
-            messages=messages,  # type: ignore[arg-type]
-            grammar=self._grammar(schema),
-            temperature=0.0,
-            max_tokens=max_tokens,
-            seed=self.seed,
-        )
-        seconds = time.perf_counter() - started
-        after_prompt, _ = self._perf()
-        choice = out["choices"][0]  # type: ignore[index]
-        text = choice["message"]["content"] or ""
-        if choice.get("finish_reason") == "length":
-            raise JudgeError(f"the judge's answer reached {max_tokens} tokens without finishing")
-        answer = parse_answer(text, schema)
-        usage = out["usage"]  # type: ignore[index]
-        return answer, Usage(
-            prompt_tokens=int(usage["prompt_tokens"]),
-            prompt_evaluated=max(0, after_prompt - before_prompt),
-            completion_tokens=int(usage["completion_tokens"]),
-            seconds=seconds,
-        )
+        option_ids = [self._option_token(option) for option in options]
+        tokens, fixed_cuts = self._tokens(messages, prefix)
+        evaluated = self._load(tokens, fixed_cuts)
+        logits = np.ctypeslib.as_array(self._llm._ctx.get_logits(), shape=(self._llm.n_vocab(),))[option_ids].astype(np.float64)
+        weights = np.exp(logits - logits.max())
+        usage = Usage(prompt_tokens=len(tokens), prompt_evaluated=evaluated, completion_tokens=0, seconds=time.perf_counter() - started)
+        return [float(w) for w in weights / weights.sum()], usage
 
     def describe(self) -> dict[str, Any]:
         """Provenance for the results: which weights, which settings."""
@@ -165,5 +277,6 @@ class LlamaJudge:
             "n_threads": self.n_threads,
             "seed": self.seed,
             "temperature": 0.0,
+            "thresholds": dict(self.thresholds),
             "llama_cpp_python": self._llama_cpp.__version__,
         }

@@ -40,15 +40,16 @@ CLASSIFY_TASK = (
 )
 
 # The statement comes last, after the instructions, so that every statement of a
-# sample shares everything before it and only the statement itself is new.
+# sample shares everything before it and only the statement itself is new. The
+# wording asks for every part of the statement: small judges otherwise accept a
+# statement whose topic matches but whose details (a date, a cause) are not there.
 RECALL_TASK = (
     "Question: {question}\n\n"
     "Task: decide whether the statement below can be attributed to the context, that is, whether "
     "the context states or directly implies everything it says. attributed is 1 if so, 0 if any "
-    "part of it is missing from or contradicted by the context.{reason_hint}\n\n"
+    "part of it is missing from or contradicted by the context. Then give a short reason.\n\n"
     "Statement: {statement}"
 )
-REASON_HINT = " Give a short reason."
 
 CLAIMS_TASK = (
     "Question: {question}\n\n"

@@ -15,10 +15,10 @@ from localeval.samples import ContextId, Sample
 
 def id_recall(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[ContextId]) -> Score:
     """Score one pair of id lists; NaN when there are no reference ids."""
-    reference = list(dict.fromkeys(str(i) for i in reference_ids))
+    reference = list(dict.fromkeys(map(str, reference_ids)))
     if not reference:
         return Score(value=float("nan"), details={"found": [], "missing": []})
-    retrieved = {str(i) for i in retrieved_ids}
+    retrieved = set(map(str, retrieved_ids))
     found = [i for i in reference if i in retrieved]
     missing = [i for i in reference if i not in retrieved]
     return Score(value=len(found) / len(reference), details={"found": found, "missing": missing})

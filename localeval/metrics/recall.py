@@ -11,7 +11,7 @@ from typing import Any, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.judge import Judge
-from localeval.judge.prompts import CLAIMS_TASK, REASON_HINT, RECALL_TASK, context_block, messages
+from localeval.judge.prompts import CLAIMS_TASK, RECALL_TASK, context_block, messages
 from localeval.metrics.base import Metric, Score
 from localeval.metrics.judging import UsageTally, context_sentences, fit_windows
 from localeval.samples import Sample
@@ -20,21 +20,14 @@ from localeval.text import split_sentences
 REASON_CHARS = 160  # bounds the reason so a weak model cannot ramble until max_tokens
 CLAIM_CHARS = 200
 MAX_CLAIMS = 12
-VERDICT_TOKENS = 16
 REASON_TOKENS = REASON_CHARS // 2  # generous: a token is 3-4 characters of English
-
-
-class Attribution(BaseModel):
-    """Verdict, then reason. (llama-cpp-python's schema-to-grammar converter orders the
-    properties alphabetically, so a reason-first schema generates in this order too:
-    measured identical on the dev sets.)"""
-
-    attributed: Literal[0, 1]
-    reason: str = Field(max_length=REASON_CHARS)
-
-
-class BareAttribution(BaseModel):
-    attributed: Literal[0, 1]
+# The answer is {"attributed": 0 or 1, "reason": "..."}. The verdict is read as the
+# probability of "1" at the verdict's position; the reason is then written for
+# the verdict taken, under a string grammar.
+VERDICT_PREFIX = '{"attributed": '
+REASON_PREFIX = '{"attributed": %d, "reason": "'
+VERDICT_KEY = "attributed"
+DEFAULT_THRESHOLD = 0.5
 
 
 class Claims(BaseModel):
@@ -48,6 +41,13 @@ class RecallParams(BaseModel):
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
     )
     reasons: bool = Field(True, description="ask the judge for a short reason with each verdict")
+    threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="a statement counts as attributed when the judge's probability of 'attributed' reaches this; "
+        "default: the judge's threshold calibrated on the dev sets (models/catalog.toml), else 0.5",
+    )
 
 
 class ContextRecall(Metric):
@@ -86,24 +86,28 @@ class ContextRecall(Metric):
             return Score(value=float("nan"), details={"statements": []})
         sentences = context_sentences(sample)
         question = sample.user_input or ""
-        schema = Attribution if params.reasons else BareAttribution
-        hint = REASON_HINT if params.reasons else ""
-        answer_tokens = VERDICT_TOKENS + (REASON_TOKENS if params.reasons else 0)
+        threshold = params.threshold if params.threshold is not None else judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
+        answer_tokens = 8 + (REASON_TOKENS if params.reasons else 0)
         longest = max(statements, key=len)
-        windows = fit_windows(sentences, judge, RECALL_TASK.format(question=question, statement=longest, reason_hint=hint), answer_tokens)
+        windows = fit_windows(sentences, judge, RECALL_TASK.format(question=question, statement=longest), answer_tokens)
         blocks = [context_block([(i + 1, sentences[i]) for i in window]) for window in windows]
         verdicts: list[dict[str, Any]] = []
         for statement in statements:
-            task = RECALL_TASK.format(question=question, statement=statement, reason_hint=hint)
-            verdict: dict[str, Any] = {"statement": statement, "attributed": 0}
-            for block in blocks:  # attributed when any window supports it
-                answer, usage = judge.ask(messages(block, task), schema)
+            task = RECALL_TASK.format(question=question, statement=statement)
+            probability, deciding = -1.0, messages(blocks[0], task)
+            for block in blocks:  # attributed when any window supports it: the best window decides
+                prompt = messages(block, task)
+                (_, window_probability), usage = judge.choose(prompt, VERDICT_PREFIX, ("0", "1"))
                 tally.add(usage)
-                verdict["attributed"] = answer.attributed
-                if params.reasons:
-                    verdict["reason"] = answer.reason  # type: ignore[attr-defined]
-                if answer.attributed == 1:
+                if window_probability > probability:
+                    probability, deciding = window_probability, prompt
+                if probability >= threshold:
                     break
+            attributed = int(probability >= threshold)
+            verdict: dict[str, Any] = {"statement": statement, "attributed": attributed, "probability": round(probability, 4)}
+            if params.reasons:
+                verdict["reason"], usage = judge.write_string(deciding, REASON_PREFIX % attributed, REASON_CHARS)
+                tally.add(usage)
             verdicts.append(verdict)
         details: dict[str, Any] = {"statements": verdicts}
         if len(windows) > 1:

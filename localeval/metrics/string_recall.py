@@ -8,6 +8,7 @@ batch go to rapidfuzz in one `cpdist` call instead of a Python double loop.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
@@ -117,30 +118,33 @@ class NonLlmContextRecall(Metric):
                     left.append(retrieved)
                     right.append(reference)
         similarities = pair_similarities(left, right, params.measure, None if params.exact_similarity else params.threshold)
+        # NaN (stopped early: at most the threshold) ranks below every known similarity.
+        ranked = np.where(np.isnan(similarities), -np.inf, similarities)
         scores = []
         offset = 0
         for sample in samples:
             n_retrieved = len(sample.retrieved_contexts or [])
             n_references = len(sample.reference_contexts or [])
-            block = similarities[offset : offset + n_retrieved * n_references].reshape(n_references, n_retrieved)
+            block = ranked[offset : offset + n_retrieved * n_references].reshape(n_references, n_retrieved)
             offset += n_retrieved * n_references
             scores.append(_score_block(block, params.threshold))
         return scores
 
 
 def _score_block(block: np.ndarray, threshold: float) -> Score:
-    """Score one sample from its references x retrieved similarity matrix (NaN: at most the threshold)."""
+    """Score one sample from its references x retrieved similarity matrix (-inf: at most the threshold)."""
     n_references, n_retrieved = block.shape
     if n_references == 0:
         return Score(value=float("nan"), details={"references": []})
+    if n_retrieved == 0:
+        best, values = [None] * n_references, [-math.inf] * n_references
+    else:  # two vectorised calls per sample, not several per reference
+        best, values = block.argmax(axis=1).tolist(), block.max(axis=1).tolist()
     references: list[dict[str, Any]] = []
-    for row in block:
-        known = ~np.isnan(row)
-        if not known.any():  # nothing retrieved, or every pair stopped early below the threshold
+    for index, similarity in zip(best, values):
+        if similarity == -math.inf:  # nothing retrieved, or every pair stopped early below the threshold
             references.append({"best_index": None, "similarity": None, "recalled": False})
-            continue
-        index = int(np.where(known, row, -np.inf).argmax())
-        similarity = float(row[index])
-        references.append({"best_index": index, "similarity": similarity, "recalled": similarity > threshold})
+        else:
+            references.append({"best_index": index, "similarity": similarity, "recalled": similarity > threshold})
     recalled = sum(1 for r in references if r["recalled"])
     return Score(value=recalled / n_references, details={"references": references})
