@@ -42,13 +42,15 @@ from localeval.samples import Sample
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def read(name: str, limit: int | None) -> list[dict[str, Any]]:
+def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
     """All rows, or `limit` rows evenly spaced through the file (the files are grouped by
-    source, so the first rows alone would leave whole sources out)."""
+    source, so the first rows alone would leave whole sources out), each moved `shift`
+    rows on: a shift smaller than the spacing picks rows disjoint from the unshifted
+    choice, to check a threshold on rows it was not chosen on."""
     rows = [json.loads(line) for line in open(DATA / name, encoding="utf-8") if line.strip()]
     if not limit or limit >= len(rows):
         return rows
-    return [rows[i * len(rows) // limit] for i in range(limit)]
+    return [rows[(i * len(rows) // limit + shift) % len(rows)] for i in range(limit)]
 
 
 def balanced(pairs: list[tuple[int, int]]) -> dict[str, Any]:
@@ -111,8 +113,8 @@ def same_sentence(a: str, b: str) -> bool:
     return a == b or (len(a) > 20 and a in b) or (len(b) > 20 and b in a)
 
 
-def relevance_task(judge: Judge, limit: int | None, mode: str) -> dict[str, Any]:
-    rows = read("relevance_dev.jsonl", limit)
+def relevance_task(judge: Judge, limit: int | None, mode: str, shift: int = 0) -> dict[str, Any]:
+    rows = read("relevance_dev.jsonl", limit, shift)
     metric = create_metric("context_relevance", {"mode": mode})
     samples = [Sample(id=r["id"], user_input=r["user_input"], retrieved_contexts=r["retrieved_contexts"]) for r in rows]
     run, seconds = timed(lambda: evaluate(samples, [metric], judge=judge))
@@ -143,8 +145,8 @@ def relevance_task(judge: Judge, limit: int | None, mode: str) -> dict[str, Any]
     }
 
 
-def attribution_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dict[str, Any]:
-    rows = read("attribution_dev.jsonl", limit)
+def attribution_task(judge: Judge, limit: int | None, options: dict[str, str], shift: int = 0) -> dict[str, Any]:
+    rows = read("attribution_dev.jsonl", limit, shift)
     metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
     pairs: dict[str, list[tuple[int, int]]] = {"all": []}
     scored: list[tuple[int, float]] = []
@@ -171,8 +173,8 @@ def attribution_task(judge: Judge, limit: int | None, options: dict[str, str]) -
     return out
 
 
-def recall_task(judge: Judge, limit: int | None, options: dict[str, str]) -> dict[str, Any]:
-    rows = read("recall_dev.jsonl", limit)
+def recall_task(judge: Judge, limit: int | None, options: dict[str, str], shift: int = 0) -> dict[str, Any]:
+    rows = read("recall_dev.jsonl", limit, shift)
     metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
     pairs: list[tuple[int, int]] = []
     scored: list[tuple[int, float]] = []
@@ -265,15 +267,16 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--relevance-mode", default="select", choices=["select", "classify"])
     parser.add_argument("--recall-option", action="append", default=[], metavar="KEY=VALUE", help="context_recall option for the attribution and recall tasks")
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
     args = parser.parse_args(argv)
     tasks = args.tasks.split(",")
     judge = load_judge(args.model, n_ctx=args.n_ctx, n_threads=args.threads) if set(tasks) - {"retrieval"} else None
     recall_options = dict(option.split("=", 1) for option in args.recall_option)
-    report: dict[str, Any] = {"judge": judge.describe() if judge else {}, "limit": args.limit, "recall_options": recall_options}
+    report: dict[str, Any] = {"judge": judge.describe() if judge else {}, "limit": args.limit, "shift": args.shift, "recall_options": recall_options}
     runners = {
-        "relevance": lambda: relevance_task(judge, args.limit, args.relevance_mode),
-        "attribution": lambda: attribution_task(judge, args.limit, recall_options),
-        "recall": lambda: recall_task(judge, args.limit, recall_options),
+        "relevance": lambda: relevance_task(judge, args.limit, args.relevance_mode, args.shift),
+        "attribution": lambda: attribution_task(judge, args.limit, recall_options, args.shift),
+        "recall": lambda: recall_task(judge, args.limit, recall_options, args.shift),
         "retrieval": lambda: retrieval_task(args.limit),
     }
     for task in tasks:

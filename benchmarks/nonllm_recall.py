@@ -163,6 +163,10 @@ def vs_ragas(samples: list[Sample]) -> None:
     print(f"bare rapidfuzz Levenshtein kernel over the same pairs, as localeval calls it (cutoff 0.5, all cores): {bound:.3f} s "
           f"(without cutoff, one core: {full_kernel:.3f} s)")
     print(f"localeval, file to scores: {ours_nonllm_s:.3f} s; kernel / localeval = {bound / ours_nonllm_s:.2f}")
+    in_memory = time_metric("nonllm_context_recall", {}, samples)
+    print(f"localeval, parsed samples to scores (the metric alone): {in_memory:.3f} s; kernel / localeval = {bound / in_memory:.2f}")
+    print(f"id_context_recall, parsed samples to scores: {n / time_metric('id_context_recall', {}, samples):.0f} samples/s "
+          f"(from the file: {n / ours_ids_s:.0f}; reading and validating the lines is the difference)")
 
 
 # Runs `localeval score` in this process and reports its own peak RSS on exit.
