@@ -75,13 +75,13 @@ def _rename_legacy(obj: dict[str, Any], field_map: Mapping[str, str]) -> tuple[d
 
 
 _LEGACY_KEYS = frozenset(LEGACY_NAMES) | {LEGACY_LIST_REFERENCE}
-_VALIDATOR = Sample.__pydantic_validator__  # model_validate_json's own wrapper costs about 1 us a line
+_VALIDATOR = Sample.__pydantic_validator__  # skips model_validate_json's per-call wrapper
 
 
 def parse_sample_json(raw: bytes | str) -> Sample | None:
     """The common line (valid, ragas names) in one pass of pydantic's Rust JSON parser; else None.
 
-    Decoding with json.loads and then validating the dict costs about twice as much,
+    Decoding with json.loads and then validating the dict costs more (two passes),
     and for the non-LLM metrics that parsing is most of the run. Anything unusual
     (a legacy name, invalid JSON or field) returns None, and the caller takes the
     general path, which gives the same sample or the precise error.

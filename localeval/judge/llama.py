@@ -194,7 +194,7 @@ class LlamaJudge:
         message, and within a message one per blank-line-ended block (the context,
         the question, the task, ...), then the answer's prefix. Cached tokens are
         reused only up to a segment boundary. llama.cpp's results depend slightly on
-        how a prompt is split into batches (measured: up to 0.3 in a logit), so reusing
+        how a prompt is split into batches, so reusing
         whatever prefix happened to be cached would make a sample's scores depend on
         the sample before it, or on where a run resumed.
         """
