@@ -35,7 +35,7 @@ from localeval import evaluate, load_judge
 from localeval.errors import JudgeError
 from localeval.judge import Judge
 from localeval.metrics import create_metric
-from localeval.metrics.recall import DEFAULT_THRESHOLD, VERDICT_KEY, ContextRecall
+from localeval.metrics.recall import ContextRecall, decision_threshold
 from localeval.metrics.string_recall import MEASURES
 from localeval.samples import Sample
 
@@ -284,7 +284,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     scored = {task: report[task].pop("scored") for task in ("attribution", "recall") if task in report}
     if judge is not None and scored:
         threshold, mean_balanced = best_threshold(list(scored.values()))
-        used = recall_options.get("threshold") or judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
+        used = decision_threshold(create_metric("context_recall", recall_options).params, judge)  # type: ignore[arg-type]
         report["calibration"] = {"tasks": list(scored), "threshold_used": used, "best_threshold": threshold, "best_mean_balanced_accuracy": mean_balanced}
     print_table(report)
     if args.json:

@@ -24,9 +24,9 @@ REASON_TOKENS = REASON_CHARS // 2  # generous: a token is 3-4 characters of Engl
 # The answer is {"attributed": 0 or 1, "reason": "..."}. The verdict is read as the
 # probability of "1" at the verdict's position; the reason is then written for
 # the verdict taken, under a string grammar.
-VERDICT_PREFIX = '{"attributed": '
-REASON_PREFIX = '{"attributed": %d, "reason": "'
 VERDICT_KEY = "attributed"
+VERDICT_PREFIX = '{"%s": ' % VERDICT_KEY
+REASON_PREFIX = VERDICT_PREFIX + '%d, "reason": "'
 DEFAULT_THRESHOLD = 0.5
 
 
@@ -48,6 +48,11 @@ class RecallParams(BaseModel):
         description="a statement counts as attributed when the judge's probability of 'attributed' reaches this; "
         "default: the judge's threshold calibrated on the dev sets (models/catalog.toml), else 0.5",
     )
+
+
+def decision_threshold(params: RecallParams, judge: Judge) -> float:
+    """The option if given, else the judge's calibrated threshold, else 0.5."""
+    return params.threshold if params.threshold is not None else judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
 
 
 class ContextRecall(Metric):
@@ -86,7 +91,7 @@ class ContextRecall(Metric):
             return Score(value=float("nan"), details={"statements": []})
         sentences = context_sentences(sample)
         question = sample.user_input or ""
-        threshold = params.threshold if params.threshold is not None else judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
+        threshold = decision_threshold(params, judge)
         answer_tokens = 8 + (REASON_TOKENS if params.reasons else 0)
         longest = max(statements, key=len)
         windows = fit_windows(sentences, judge, RECALL_TASK.format(question=question, statement=longest), answer_tokens)
