@@ -1,35 +1,43 @@
-"""The `localeval` command: a thin layer over the library.
+"""The `localeval` command: parses options and calls the library.
 
-It parses options, calls the runner, renders, and maps every LocalevalError to
-its exit code in one place (`main`). Machine output goes to standard output,
-messages to standard error.
+`score` turns its options into RunSettings and calls `localeval.score_file`;
+`report` reads a results file through `localeval.results`. Every LocalevalError
+becomes its message and exit code in one place (`_Group.invoke`); any other
+exception is a bug, reported in one line with the path of its traceback, under
+its own exit code, so a CI gate never mistakes a crash for a failed threshold.
+Machine output goes to standard output, messages to standard error.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
 from localeval import models as model_store
-from localeval.ci_report import junit_xml as junit_xml_text
-from localeval.ci_report import markdown
-from localeval.config import find_settings
-from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, InputError, LocalevalError
-from localeval.html_report import html_report
-from localeval.io import STDIN, ResultWriter, completed_lines, read_records, to_json_value
-from localeval.judge import Judge, load_judge
-from localeval.metrics import REGISTRY, Metric, create_metric, list_metrics
+from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
+from localeval.escaping import plain
+from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.metrics import list_metrics
+from localeval.pipeline import score_file
 from localeval.progress import Progress, count_lines
-from localeval.provenance import describe_run
-from localeval.report import summary_table
-from localeval.runner import INPUT_ERROR_KEY, SampleResult, score
+from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
+from localeval.reports.table import summary_table
+from localeval.results import ResultRow, RunHeader, read_results, rows_only
+from localeval.settings import build_settings, describe_source
 from localeval.summary import Summary
 
-EXIT_INTERRUPTED = 130
+# Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
+SHORTCUTS: dict[str, tuple[str, str, Any]] = {
+    "relevance_mode": ("context_relevance", "mode", None),
+    "statements": ("context_recall", "statements", None),
+    "no_reasons": ("context_recall", "reasons", False),
+}
 
 
 def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
@@ -52,39 +60,60 @@ def _numbers(values: tuple[str, ...], option: str) -> dict[str, float]:
     return numbers
 
 
-def _metric_options(values: tuple[str, ...], layers: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Options from the config file, then the shortcut flags, then --option: later layers win."""
+def _options(values: tuple[str, ...], flags: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Metric options from the shortcut flags, then --option METRIC.KEY=VALUE (which wins)."""
     options: dict[str, dict[str, Any]] = {}
-    for layer in layers:
-        for name, opts in layer.items():
-            options.setdefault(name, {}).update(opts)
-    for key, raw in _pairs(values, "--option"):
-        metric, dot, field = key.partition(".")
+    for flag, (metric, key, fixed) in SHORTCUTS.items():
+        if flags.get(flag):
+            options.setdefault(metric, {})[key] = flags[flag] if fixed is None else fixed
+    for name, raw in _pairs(values, "--option"):
+        metric, dot, key = name.partition(".")
         if not dot:
-            raise ConfigError(f"--option expects METRIC.KEY=VALUE, got '{key}={raw}'")
-        options.setdefault(metric, {})[field] = raw
+            raise ConfigError(f"--option expects METRIC.KEY=VALUE, got '{name}={raw}'")
+        options.setdefault(metric, {})[key] = raw
     return options
 
 
-class _Failure(click.ClickException):
-    """A LocalevalError on its way out: its message, and its exit code."""
+def _crash_report(error: BaseException) -> str:
+    """Save the traceback of an unexpected error; return where it is."""
+    handle = tempfile.NamedTemporaryFile("w", prefix="localeval-crash-", suffix=".txt", delete=False, encoding="utf-8")
+    with handle:
+        traceback.print_exception(type(error), error, error.__traceback__, file=handle)
+    return handle.name
 
-    def __init__(self, error: LocalevalError) -> None:
-        super().__init__(str(error))
-        self.exit_code = error.exit_code
+
+class _Failure(click.ClickException):
+    """An error on its way out: one line, and its exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"localeval: error: {self.message}", err=True)
+        click.echo(f"localeval: {self.message}", err=True)
 
 
 class _Group(click.Group):
-    """Maps every LocalevalError to a message and its exit code, here and only here."""
+    """Maps every error to a message and its exit code, here and only here."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except LocalevalError as error:
-            raise _Failure(error) from None
+            prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
+            raise _Failure(f"{prefix}{error}", error.exit_code) from None
+        except KeyboardInterrupt:
+            raise _Failure("interrupted", EXIT_INTERRUPTED) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:  # a bug: say so in one line, keep the traceback for the report
+            where = _crash_report(error)
+            first = plain(str(error).splitlines()[0] if str(error) else "")[:200]
+            raise _Failure(
+                f"internal error ({type(error).__name__}: {first}); this is a bug in localeval, not a verdict on your data. "
+                f"The traceback is in {where}",
+                EXIT_INTERNAL,
+            ) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,15 +126,15 @@ def cli() -> None:
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: all.")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
-@click.option("--relevance-mode", type=click.Choice(["select", "classify"]), help="context_relevance: select required sentences (ragas) or classify each (promptfoo).")
-@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="context_recall: reference sentences, or claims the judge extracts.")
-@click.option("--no-reasons", is_flag=True, help="context_recall: verdicts only, no reasons (faster).")
+@click.option("--relevance-mode", type=click.Choice(["select", "classify"]), help="Shortcut for --option context_relevance.mode=...")
+@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=...")
+@click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false (faster).")
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
-@click.option("--resume", is_flag=True, help="Keep the results already in --output and score only the missing samples.")
+@click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")
 @click.option("--map", "map_values", multiple=True, metavar="KEY=FIELD", help="Read the input key KEY as the ragas field FIELD, e.g. --map question_text=user_input (repeatable).")
-@click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE (repeatable).")
-@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE (repeatable).")
+@click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE, in [0, 1] (repeatable).")
+@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE, in [0, 1] (repeatable).")
 @click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per sample and metric.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary with the failing samples (a CI job summary).")
@@ -114,16 +143,13 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary table; errors are still reported.")
 @click.option("--progress/--no-progress", default=None, help="Force the progress line on or off (default: on when standard error is a terminal).")
 @click.option("--model", help="Judge: a GGUF path or catalog name (default: $LOCALEVAL_MODEL, else the catalog default).")
-@click.option("--n-ctx", type=click.IntRange(min=512), help="Judge context window in tokens (default 4096).")
-@click.option("--threads", type=click.IntRange(min=1), help="Judge CPU threads (default: number of cores, at most 8).")
+@click.option("--n-ctx", type=int, help="Judge context window in tokens (default 4096, at least 512).")
+@click.option("--threads", type=int, help="Judge CPU threads (default: number of cores, at most 8).")
 @click.option("--seed", type=int, help="Judge seed (default 0; decoding is greedy either way).")
 def score_command(
     input_path: str,
     metric_names: tuple[str, ...],
     options: tuple[str, ...],
-    relevance_mode: str | None,
-    statements: str | None,
-    no_reasons: bool,
     output: str | None,
     resume: bool,
     strict: bool,
@@ -137,137 +163,89 @@ def score_command(
     no_timing: bool,
     quiet: bool,
     progress: bool | None,
-    model: str | None,
-    n_ctx: int | None,
-    threads: int | None,
-    seed: int | None,
+    **flags: Any,
 ) -> None:
     """Score the samples of INPUT (JSON Lines, or '-' for standard input)."""
-    if input_path != STDIN and not Path(input_path).is_file():
-        raise ConfigError(f"input file not found: {input_path}")
-    if resume and output in (None, STDIN):
-        raise ConfigError("--resume needs --output FILE: it continues that file")
-    settings, settings_source = find_settings(input_path, config_path)
-    shortcuts: dict[str, dict[str, Any]] = {}
-    if relevance_mode:
-        shortcuts.setdefault("context_relevance", {})["mode"] = relevance_mode
-    if statements:
-        shortcuts.setdefault("context_recall", {})["statements"] = statements
-    if no_reasons:
-        shortcuts.setdefault("context_recall", {})["reasons"] = False
-    metrics = _select_metrics(list(metric_names) or settings.metrics or list(REGISTRY), _metric_options(options, [settings.options, shortcuts]))
-    summary = Summary(
-        [m.name for m in metrics],
-        {**settings.thresholds, **_numbers(threshold_values, "--threshold")},
-        {**settings.min_mean, **_numbers(min_mean_values, "--min-mean")},
-    )
-    judge: Judge | None = None
-    if any(m.needs_judge for m in metrics):
-        judge = load_judge(
-            model or settings.model,
-            n_ctx=n_ctx or settings.n_ctx,
-            n_threads=threads or settings.threads,
-            seed=seed if seed is not None else settings.seed,
-        )
-    run = _Run(summary, keep_rows=bool(junit_xml or markdown_path), timing=not no_timing)
-    run.resume_from(completed_lines(Path(output)) if resume and output else {})
+    values: dict[str, Any] = {
+        "input": input_path,
+        "options": _options(options, flags),
+        "thresholds": _numbers(threshold_values, "--threshold"),
+        "min_mean": _numbers(min_mean_values, "--min-mean"),
+        "map": dict(_pairs(map_values, "--map")),
+        "resume": resume,
+        "strict_input": strict,
+        "timing": not no_timing,
+    }
+    given = {"metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
+    given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed")})
+    values.update({key: value for key, value in given.items() if value is not None})
+    settings = build_settings(values, config_path)
+    if settings.config_source and not quiet:
+        click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
-    records = read_records(input_path, strict=strict, field_map={**settings.map, **dict(_pairs(map_values, "--map"))})
-    total = count_lines(input_path) if show_progress else None
-    progress_bar = Progress(None if total is None else max(0, total - len(run.done)), enabled=show_progress)
+    bar: list[Progress] = []
+
+    def start(done: int) -> None:
+        total = count_lines(input_path) if show_progress else None
+        bar.append(Progress(None if total is None else max(0, total - done), enabled=show_progress))
+
     try:
-        with ResultWriter(output, append=resume) as writer:
-            for result in score(records, metrics, judge=judge, skip_lines=frozenset(run.done)):
-                writer.write(run.add(result))
-                progress_bar.advance()
-    except KeyboardInterrupt:
-        progress_bar.close()
-        where = f"; continue with --resume -o {output}" if output and output != STDIN else ""
-        click.echo(f"localeval: interrupted after {run.written} samples{where}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    progress_bar.close()
-
-    report = summary.to_dict()
-    report["run"] = {**describe_run(metrics, judge), "config": settings_source}
-    _write_reports(report, run.rows(), summary_json, junit_xml, markdown_path)
+        outcome = score_file(
+            settings,
+            on_start=start,
+            on_row=lambda _: bar[0].advance(),
+            on_message=lambda message: click.echo(f"localeval: {plain(message)}", err=True),
+        )
+    finally:
+        if bar:
+            bar[0].close()
+    if outcome.summary["nothing_scored"]:
+        click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
     if not quiet:
-        click.echo(summary_table(report), err=output == STDIN)
-    if report["input_errors"]:
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_OK if summary.thresholds_met else EXIT_THRESHOLD_FAILED)
+        click.echo(summary_table(outcome.summary), err=output == STDIO)
+    sys.exit(outcome.exit_code)
 
 
-def _select_metrics(names: list[str], options: dict[str, dict[str, Any]]) -> list[Metric]:
-    for name in options:
-        if name not in names:
-            raise ConfigError(f"an option is set for '{name}', which is not selected")
-    return [create_metric(name, options.get(name)) for name in names]
-
-
-class _Run:
-    """What one `score` run accumulates: the summary, and the rows only when a report needs them all."""
-
-    def __init__(self, summary: Summary, *, keep_rows: bool, timing: bool) -> None:
-        self.summary = summary
-        self.keep_rows = keep_rows
-        self.timing = timing
-        self.done: dict[int, dict[str, Any]] = {}
-        self.written = 0
-        self._rows: list[dict[str, Any]] = []
-
-    def resume_from(self, done: dict[int, dict[str, Any]]) -> None:
-        """Count the results an interrupted run already wrote, so the summary covers the whole file."""
-        self.done = done
-        for row in done.values():
-            self._keep(row)
-
-    def add(self, result: SampleResult) -> dict[str, Any]:
-        row = result.to_dict(timing=self.timing)
-        self.written += 1
-        self._keep(row)
-        if INPUT_ERROR_KEY in result.errors:
-            click.echo(f"localeval: {result.errors[INPUT_ERROR_KEY]}", err=True)
-        return row
-
-    def _keep(self, row: dict[str, Any]) -> None:
-        self.summary.add(row)
-        if self.keep_rows:
-            self._rows.append(row)
-
-    def rows(self) -> list[dict[str, Any]]:
-        return sorted(self._rows, key=lambda row: row["line"])
-
-
-def _write_reports(report: dict[str, Any], rows: list[dict[str, Any]], summary_json: str | None, junit: str | None, md: str | None) -> None:
-    if junit:
-        Path(junit).write_text(junit_xml_text(rows, report), encoding="utf-8")
-    if md:
-        Path(md).write_text(markdown(rows, report), encoding="utf-8")
-    if summary_json:
-        Path(summary_json).write_text(json.dumps(to_json_value(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def _metric_names(path: Path, on_error: Callable[[InputError], None]) -> list[str]:
+    """The metrics a results file reports: its header's, else every name its rows score, in order."""
+    names: dict[str, None] = {}
+    for _, item in read_results(path, on_error=on_error):
+        if isinstance(item, RunHeader):
+            metrics = item.run.get("metrics")
+            if isinstance(metrics, dict):
+                names.update(dict.fromkeys(str(name) for name in metrics))
+        else:
+            names.update(dict.fromkeys(item.scores))
+    return list(names)
 
 
 @cli.command("report")
-@click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False))
+@click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
 @click.option("--title", default="localeval report", help="Page title.")
-def report_command(results_path: str, output: str, title: str) -> None:
-    """Write a self-contained HTML report of a results file (histograms, summary, sortable samples)."""
-    rows = []
-    with open(results_path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                rows.append(json.loads(text))
-            except ValueError:
-                raise InputError(results_path, number, None, "not a localeval result line") from None
-    names = list(dict.fromkeys(name for row in rows for name in (row.get("scores") or {})))
+def report_command(results_path: Path, output: str, title: str) -> None:
+    """Write a self-contained HTML report of a results file (histograms, summary, sortable samples).
+
+    Lines that are not localeval results are reported (file, line, field) and left
+    out; the page shows every other line, and the exit code is then 2."""
+    refuse_overlaps({"RESULTS": str(results_path)}, {"-o": output})
+    problems: list[InputError] = []
+    names = _metric_names(results_path, problems.append)
     summary = Summary(names)
-    for row in rows:
-        summary.add(row)
-    Path(output).write_text(html_report(rows, summary.to_dict(), title), encoding="utf-8")
+
+    def counted(rows: Any) -> Any:
+        for row in rows:
+            summary.add(row)
+            yield row
+
+    shown, total = worst_rows(counted(rows_only(read_results(results_path, on_error=lambda _: None))), names, MAX_TABLE_ROWS)
+    histograms = {name: summary.distribution(name).histogram(BINS) for name in names}
+    with atomic_text(output, "-o") as out:
+        write_html(out, shown, total, summary.to_dict(), histograms, title)
+    for problem in problems:
+        click.echo(f"localeval: {plain(problem)}", err=True)
     click.echo(output)
+    sys.exit(EXIT_USAGE if problems else EXIT_OK)
 
 
 @cli.command("metrics")
@@ -293,11 +271,10 @@ def models_group() -> None:
 
 @models_group.command("list")
 def models_list() -> None:
-    """Show the catalog and which models are pulled."""
+    """Show the catalog and which models are pulled (and intact in size)."""
     for name, entry in model_store.CATALOG.items():
-        present = "pulled" if model_store.model_path(name).is_file() else "not pulled"
         default = " (default)" if name == model_store.DEFAULT_MODEL else ""
-        click.echo(f"{name}{default}: {entry.description}; {entry.bytes / 1e6:.0f} MB, {entry.license}, {present}")
+        click.echo(f"{name}{default}: {entry.description}; {entry.bytes / 1e6:.0f} MB, {entry.license}, {model_store.state(name)}")
 
 
 @models_group.command("pull")

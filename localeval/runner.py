@@ -8,7 +8,6 @@ appear (and are written) as soon as each sample is judged.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
@@ -16,49 +15,17 @@ from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.io import Record
 from localeval.judge import Judge
 from localeval.metrics import Metric, Score, create_metric
+from localeval.results import INPUT_ERROR_KEY, ResultRow
 from localeval.samples import Sample, parse_sample
 
-INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
 PROMPT_EVALUATED = "prompt_evaluated"
 STRING_BATCH = 512  # samples per vectorised batch: large enough to amortise, small enough to stream
 
 SampleLike = Union[Sample, Mapping[str, Any], Record]
-MetricLike = Union[str, Metric]
+MetricLike = Union[str, Metric[Any]]
 
 
-@dataclass
-class SampleResult:
-    """Everything localeval says about one input line."""
-
-    line: int
-    id: Any
-    scores: dict[str, float | None] = field(default_factory=dict)
-    details: dict[str, dict[str, Any]] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = field(default_factory=dict)
-    timing: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
-        """The results-file line. Timing (seconds, prompt tokens actually evaluated after
-        prefix reuse) varies from run to run, so it stays in its own field."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "line": self.line,
-            "scores": self.scores,
-            "details": self.details,
-            "errors": self.errors,
-        }
-        if self.extra:
-            out["extra"] = self.extra
-        if self.usage:
-            out["usage"] = self.usage
-        if timing and self.timing:
-            out["timing"] = self.timing
-        return out
-
-
-def resolve_metrics(metrics: Iterable[MetricLike]) -> list[Metric]:
+def resolve_metrics(metrics: Iterable[MetricLike]) -> list[Metric[Any]]:
     """Metric objects from names or objects; a name twice is an error, not a double score."""
     resolved = [create_metric(m) if isinstance(m, str) else m for m in metrics]
     names = [m.name for m in resolved]
@@ -89,7 +56,7 @@ def score(
     *,
     judge: Judge | None = None,
     skip_lines: frozenset[int] = frozenset(),
-) -> Iterator[SampleResult]:
+) -> Iterator[ResultRow]:
     """Score every sample with every metric; yield results in input order as they are ready.
 
     `samples` may be Sample objects, plain dicts (ragas or legacy field names) or
@@ -117,16 +84,23 @@ def score(
             return
 
 
-def _score_records(records: Sequence[Record], metrics: Sequence[Metric], judge: Judge | None) -> list[SampleResult]:
+def _new_row(line: int, sample_id: Any, **fields: Any) -> ResultRow:
+    """A row of our own making: typed by construction, so pydantic's validation is skipped
+    (it would cost more than the string metrics themselves)."""
+    empty: dict[str, Any] = {"scores": {}, "details": {}, "errors": {}, "extra": {}, "usage": {}, "timing": {}}
+    return ResultRow.model_construct(line=line, id=sample_id, **{**empty, **fields})
+
+
+def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], judge: Judge | None) -> list[ResultRow]:
     results = []
-    valid: list[tuple[SampleResult, Sample]] = []
+    valid: list[tuple[ResultRow, Sample]] = []
     for record in records:
         if record.sample is None:
             assert record.error is not None
-            results.append(SampleResult(record.line, None, errors={INPUT_ERROR_KEY: str(record.error)}))
+            results.append(_new_row(record.line, None, errors={INPUT_ERROR_KEY: str(record.error)}))
             continue
         sample = record.sample
-        result = SampleResult(record.line, sample.id if sample.id is not None else record.line, extra=sample.extra)
+        result = _new_row(record.line, sample.id if sample.id is not None else record.line, extra=sample.extra)
         results.append(result)
         valid.append((result, sample))
     for metric in metrics:
@@ -148,7 +122,7 @@ def _score_records(records: Sequence[Record], metrics: Sequence[Metric], judge: 
     return results
 
 
-def _safe_score(metric: Metric, samples: list[Sample], judge: Judge | None) -> list[Score]:
+def _safe_score(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[Score]:
     """A judge failure on one sample (for example, it cannot fit) is that sample's error, not the run's."""
     try:
         return metric.score_batch(samples, judge)
@@ -163,7 +137,7 @@ def _missing_message(missing: list[str]) -> str:
     return f"missing required field {fields}"
 
 
-def _record(result: SampleResult, name: str, outcome: Score) -> None:
+def _record(result: ResultRow, name: str, outcome: Score) -> None:
     result.scores[name] = outcome.value
     if outcome.details:
         result.details[name] = outcome.details

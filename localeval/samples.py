@@ -7,13 +7,22 @@ accepted too, so old datasets score without a conversion step.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Union
+from typing import Annotated, Any, Mapping, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from localeval.errors import InputError
 
-ContextId = Union[str, int]
+
+def _integral_float_as_int(value: Any) -> Any:
+    """pandas writes an integer column with gaps as floats (7.0); ragas reads those ids as 7.
+    7.5 stays a float, and is then refused: an id is a string or an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+ContextId = Annotated[Union[str, int], BeforeValidator(_integral_float_as_int)]
 
 # legacy name -> ragas name. `ground_truths` is a list whose first element is the
 # reference (ragas 0.1 behaviour), handled separately below.
@@ -75,6 +84,7 @@ def _rename_legacy(obj: dict[str, Any], field_map: Mapping[str, str]) -> tuple[d
 
 
 _LEGACY_KEYS = frozenset(LEGACY_NAMES) | {LEGACY_LIST_REFERENCE}
+_ID_FIELDS = frozenset({"id", "retrieved_context_ids", "reference_context_ids"})
 _VALIDATOR = Sample.__pydantic_validator__  # skips model_validate_json's per-call wrapper
 
 
@@ -133,4 +143,7 @@ def parse_sample(obj: Any, path: str = "<input>", line: int = 0, field_map: Mapp
         field = written_as.get(name, name) if name else None
         if field and len(loc) > 1:
             field += "".join(f"[{part}]" for part in loc[1:] if isinstance(part, int))
-        raise InputError(path, line, field, _describe(first)) from None
+        reason = _describe(first)
+        if name in _ID_FIELDS:
+            reason = f"an id must be a string or an integer (got {_describe(first).rsplit('(got ', 1)[-1]}"
+        raise InputError(path, line, field, reason) from None

@@ -1,25 +1,112 @@
-"""Aggregating per-sample results into per-metric figures and threshold verdicts.
+"""Aggregating result rows into per-metric figures and threshold verdicts, in constant memory.
 
-Works from the results-file form of a result (a dict), so that a resumed run can
-feed the lines an earlier run wrote and still report on the whole file. Only
-floats are kept per metric (for the median), never the samples.
+Works from `ResultRow`s, so a resumed run can feed the rows an earlier run wrote
+and still report on the whole file. Nothing per sample is kept: the mean is a
+compensated running sum, and the median comes from a `ScoreDistribution`, which
+is exact while a metric has at most MAX_DISTINCT distinct scores (ratios of small
+counts, as every localeval metric produces, rarely have more) and otherwise
+within half a bin (BIN_WIDTH / 2 = 0.00005) of the exact median.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from localeval.errors import ConfigError
-from localeval.runner import INPUT_ERROR_KEY
+from localeval.results import Outcome, ResultRow
+
+MAX_DISTINCT = 10_000
+BINS = 10_000
+BIN_WIDTH = 1.0 / BINS
+
+
+class ScoreDistribution:
+    """The scores of one metric (all in [0, 1]): counts of each distinct value, or of
+    fine bins once there are too many distinct values to keep."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._exact: Counter[float] | None = Counter()
+        self._bins: list[int] | None = None
+        self._sum = 0.0
+        self._compensation = 0.0  # Neumaier: the low-order bits the running sum lost
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        total = self._sum + value
+        if abs(self._sum) >= abs(value):
+            self._compensation += (self._sum - total) + value
+        else:
+            self._compensation += (value - total) + self._sum
+        self._sum = total
+        if self._exact is not None:
+            self._exact[value] += 1
+            if len(self._exact) > MAX_DISTINCT:
+                self._to_bins()
+        else:
+            assert self._bins is not None
+            self._bins[self._bin(value)] += 1
+
+    @staticmethod
+    def _bin(value: float) -> int:
+        return min(BINS - 1, max(0, int(value * BINS)))
+
+    def _to_bins(self) -> None:
+        assert self._exact is not None
+        self._bins = [0] * BINS
+        for value, count in self._exact.items():
+            self._bins[self._bin(value)] += count
+        self._exact = None
+
+    @property
+    def exact(self) -> bool:
+        return self._exact is not None
+
+    def mean(self) -> float | None:
+        return (self._sum + self._compensation) / self.count if self.count else None
+
+    def _value_at(self, rank: int) -> float:
+        """The value of 0-based rank `rank` in sorted order (a bin's midpoint once binned)."""
+        seen = 0
+        if self._exact is not None:
+            for value in sorted(self._exact):
+                seen += self._exact[value]
+                if seen > rank:
+                    return value
+        else:
+            assert self._bins is not None
+            for index, count in enumerate(self._bins):
+                seen += count
+                if seen > rank:
+                    return (index + 0.5) * BIN_WIDTH
+        raise IndexError(rank)
+
+    def median(self) -> float | None:
+        if not self.count:
+            return None
+        middle = self.count // 2
+        if self.count % 2:
+            return self._value_at(middle)
+        return (self._value_at(middle - 1) + self._value_at(middle)) / 2
+
+    def histogram(self, bins: int) -> list[int]:
+        """Counts in `bins` equal bins over [0, 1]; the last bin includes 1.0."""
+        counts = [0] * bins
+        if self._exact is not None:
+            items = list(self._exact.items())
+        else:
+            assert self._bins is not None
+            items = [((index + 0.5) * BIN_WIDTH, count) for index, count in enumerate(self._bins) if count]
+        for value, count in items:
+            counts[min(bins - 1, max(0, int(value * bins)))] += count
+        return counts
 
 
 @dataclass
 class _MetricTally:
-    values: array = field(default_factory=lambda: array("d"))
+    scores: ScoreDistribution = field(default_factory=ScoreDistribution)
     count: int = 0
     nan: int = 0
     errors: int = 0
@@ -32,7 +119,7 @@ class _MetricTally:
 
 
 class Summary:
-    """Running per-metric figures; `add` each result, then `to_dict`."""
+    """Running per-metric figures; `add` each row, then `to_dict`."""
 
     def __init__(
         self,
@@ -51,64 +138,69 @@ class Summary:
         self.input_errors = 0
         self._tallies = {name: _MetricTally() for name in metric_names}
 
-    def add(self, result: Mapping[str, Any]) -> None:
+    def add(self, row: ResultRow) -> None:
         self.samples += 1
-        errors = result.get("errors") or {}
-        if INPUT_ERROR_KEY in errors:
+        if row.unreadable:
             self.input_errors += 1
             return
-        scores = result.get("scores") or {}
-        usage = result.get("usage") or {}
-        timing = result.get("timing") or {}
         for name, tally in self._tallies.items():
             tally.count += 1
-            spent_time = timing.get(name) or {}
-            tally.seconds += float(spent_time.get("seconds", 0.0))
-            tally.prompt_evaluated += int(spent_time.get("prompt_evaluated", 0))
-            spent = usage.get(name) or {}
-            tally.prompt_tokens += int(spent.get("prompt_tokens", 0))
-            tally.completion_tokens += int(spent.get("completion_tokens", 0))
-            if name in errors:
+            timing = row.timing.get(name) or {}
+            tally.seconds += float(timing.get("seconds", 0.0))
+            tally.prompt_evaluated += int(timing.get("prompt_evaluated", 0))
+            usage = row.usage.get(name) or {}
+            tally.prompt_tokens += int(usage.get("prompt_tokens", 0))
+            tally.completion_tokens += int(usage.get("completion_tokens", 0))
+            outcome = row.outcome(name, self.thresholds.get(name))
+            if outcome is Outcome.ERROR:
                 tally.errors += 1
                 if name in self.thresholds:
                     tally.failed += 1  # a gate must not pass on samples it could not score
                 continue
-            value = scores.get(name)
-            if value is None or math.isnan(value):
+            if outcome is Outcome.NAN:
                 tally.nan += 1
                 continue
-            tally.values.append(value)
+            value = row.scores[name]
+            assert value is not None  # PASS or FAIL: a number
+            tally.scores.add(value)
             if name in self.thresholds:
-                if value >= self.thresholds[name]:
+                if outcome is Outcome.PASS:
                     tally.passed += 1
                 else:
                     tally.failed += 1
 
-    def _mean(self, name: str) -> float | None:
-        values = self._tallies[name].values
-        return math.fsum(values) / len(values) if values else None
+    def distribution(self, name: str) -> ScoreDistribution:
+        return self._tallies[name].scores
 
     def _mean_ok(self, name: str) -> bool:
-        mean = self._mean(name)
+        mean = self._tallies[name].scores.mean()
         return mean is not None and mean >= self.min_mean[name]
 
     @property
+    def nothing_scored(self) -> bool:
+        """No metric has a single score: an empty file, or every line unreadable or undefined."""
+        return all(tally.scores.count == 0 for tally in self._tallies.values())
+
+    @property
     def thresholds_met(self) -> bool:
-        samples_ok = all(self._tallies[name].failed == 0 for name in self.thresholds)
+        """Every gate holds. A gate with no sample it could judge does not hold: an empty
+        file must not pass a CI step."""
+        samples_ok = all(self._tallies[n].failed == 0 and self._tallies[n].passed > 0 for n in self.thresholds)
         return samples_ok and all(self._mean_ok(name) for name in self.min_mean)
 
     def to_dict(self) -> dict[str, Any]:
         metrics: dict[str, Any] = {}
         for name, tally in self._tallies.items():
-            values = tally.values
             entry: dict[str, Any] = {
                 "count": tally.count,
-                "scored": len(values),
-                "mean": self._mean(name),
-                "median": statistics.median(values) if values else None,
+                "scored": tally.scores.count,
+                "mean": tally.scores.mean(),
+                "median": tally.scores.median(),
                 "nan": tally.nan,
                 "errors": tally.errors,
             }
+            if not tally.scores.exact:
+                entry["median_within"] = BIN_WIDTH / 2
             if tally.prompt_tokens or tally.completion_tokens:
                 entry["prompt_tokens"] = tally.prompt_tokens
                 entry["completion_tokens"] = tally.completion_tokens
@@ -128,5 +220,6 @@ class Summary:
             "samples": self.samples,
             "input_errors": self.input_errors,
             "thresholds_met": self.thresholds_met,
+            "nothing_scored": self.nothing_scored,
             "metrics": metrics,
         }

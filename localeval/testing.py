@@ -1,4 +1,5 @@
-"""pytest helpers: gate a test on a metric, and load the judge once per test run.
+"""Helpers for users' own tests: gate a test on a metric, load the judge once per test run,
+and a scripted judge that needs no model.
 
     from localeval.testing import assert_metric, shared_judge
 
@@ -14,10 +15,10 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from localeval import evaluate
-from localeval.ci_report import verdict
-from localeval.explain import explain
 from localeval.judge import Judge, load_judge
 from localeval.metrics import create_metric
+from localeval.reports import explain, score_text
+from localeval.results import Outcome, ResultRow
 from localeval.runner import SampleLike
 
 
@@ -48,12 +49,11 @@ def assert_metric(
         judge = shared_judge()
     run = evaluate(samples, [built], judge=judge)
     failing = []
-    for row in run.results:
-        state = verdict(row, metric, threshold)
-        if state in ("fail", "error") or (state == "nan" and not allow_nan):
-            score = row["scores"].get(metric)
-            shown = "null" if score is None else f"{score:.3f}"
-            failing.append(f"  {row['id']} (line {row['line']}): {metric} = {shown}: {explain(row, metric)}")
+    for result in run.results:
+        row = ResultRow.model_construct(**result)
+        outcome = row.outcome(metric, threshold)
+        if outcome in (Outcome.FAIL, Outcome.ERROR) or (outcome is Outcome.NAN and not allow_nan):
+            failing.append(f"  {row.id} (line {row.line}): {metric} = {score_text(row, metric)}: {explain(row, metric)}")
     if failing:
         header = f"{len(failing)} of {len(run.results)} samples below {metric} >= {threshold}:"
         raise AssertionError("\n".join([header, *failing]))

@@ -35,6 +35,12 @@ def write_jsonl(tmp_path: Path) -> Callable[..., Path]:
     return write
 
 
+def result_rows(path: Path) -> list[dict[str, Any]]:
+    """The result rows of a results file, without its run header line."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [row for row in rows if row.get("format") != "localeval-results"]
+
+
 class ScriptedJudge:
     """A judge whose answers are given by a function of (messages, schema): for tests of our own arithmetic."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -9,6 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
+from conftest import result_rows
 from localeval.cli import cli
 from localeval.testing import assert_metric
 
@@ -33,7 +35,9 @@ def test_localeval_toml_next_to_the_data_sets_metrics_and_thresholds(write_jsonl
     assert result.exit_code == 1
     figures = json.loads(summary.read_text())
     assert list(figures["metrics"]) == ["id_context_recall"]
-    assert figures["run"]["config"] == str(tmp_path / "localeval.toml")
+    config = tmp_path / "localeval.toml"
+    assert figures["run"]["config"] == {"file": str(config), "table": "", "sha256": hashlib.sha256(config.read_bytes()).hexdigest()}
+    assert f"using config {config}" in result.stderr  # a config that came with the data is named
     assert invoke(["score", str(data), "-t", "id_context_recall=0.5"]).exit_code == 0  # the command line wins
 
 
@@ -63,16 +67,16 @@ def test_config_options_and_model_settings(write_jsonl, tmp_path):
     config.write_text('metrics = ["nonllm_context_recall"]\n[options.nonllm_context_recall]\nmeasure = "partial_ratio"\n')
     out = tmp_path / "o.jsonl"
     assert invoke(["score", str(data), "--config", str(config), "-o", str(out)]).exit_code == 0
-    assert json.loads(out.read_text())["scores"]["nonllm_context_recall"] == 1.0
+    assert result_rows(out)[0]["scores"]["nonllm_context_recall"] == 1.0
     invoke(["score", str(data), "--config", str(config), "-o", str(out), "--option", "nonllm_context_recall.measure=levenshtein"])
-    assert json.loads(out.read_text())["scores"]["nonllm_context_recall"] == 0.0
+    assert result_rows(out)[0]["scores"]["nonllm_context_recall"] == 0.0
 
 
 def test_field_mapping(write_jsonl, tmp_path):
     data = write_jsonl([{"got_ids": ["a", "b"], "want_ids": ["b"]}, {"got_ids": "oops", "want_ids": []}])
     out = tmp_path / "o.jsonl"
     result = invoke(["score", str(data), "-m", "id_context_recall", "--map", "got_ids=retrieved_context_ids", "--map", "want_ids=reference_context_ids", "-o", str(out)])
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows = result_rows(out)
     assert rows[0]["scores"]["id_context_recall"] == 1.0
     assert "field 'got_ids'" in rows[1]["errors"]["input"]  # errors name the key as written
     assert result.exit_code == 2
@@ -100,9 +104,9 @@ def test_markdown_lists_the_failing_samples(write_jsonl, tmp_path):
     invoke(["score", str(data), "-m", "id_context_recall", "-t", "id_context_recall=0.75", "--min-mean", "id_context_recall=0.1", "--markdown", str(md)])
     text = md.read_text()
     assert text.startswith("## localeval: FAILED")
-    assert "| id_context_recall | 0.500 | 0.500 | 3 | 1 | 1 | 0.750 | 0.250 | 0.1 (ok) |" in text
-    assert "| half | 2 | id_context_recall | 0.500 | 0.75 | missing ids: 9 |" in text
-    assert "| none | 3 | id_context_recall | 0.000 | 0.75 | missing ids: 5 |" in text
+    assert "| id_context_recall | 0.500 | 0.500 | 3 | 1 | 1 | 0.750 | 0.250 | 0.100 (ok) |" in text
+    assert "| half | 2 | id_context_recall | 0.500 | 0.750 | missing ids: 9 |" in text
+    assert "| none | 3 | id_context_recall | 0.000 | 0.750 | missing ids: 5 |" in text
     assert "good" not in text
 
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from conftest import result_rows
 from localeval.cli import cli
 
 GOOD = {
@@ -25,7 +26,7 @@ def invoke(args, **kwargs):
 
 
 def read_results(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return result_rows(path)
 
 
 def test_scores_are_written_in_the_documented_shape(write_jsonl, tmp_path):

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import result_rows
 from localeval.cli import cli
 
 METRICS = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
@@ -60,7 +61,7 @@ def test_any_file_is_scored_line_by_line(tmp_path_factory, lines):
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code in (0, 2)
     assert "Traceback" not in result.output
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    rows = result_rows(out)
     non_blank = [number for number, raw in enumerate(lines, start=1) if raw.strip()]
     assert [row["line"] for row in rows] == non_blank
     for row in rows:
@@ -73,7 +74,7 @@ def test_any_file_is_scored_line_by_line(tmp_path_factory, lines):
         alone_in.write_bytes(raw + b"\n")
         alone_out = directory / "alone_out.jsonl"
         score_file(alone_in, alone_out)
-        alone = json.loads(alone_out.read_text(encoding="utf-8"))
+        alone = result_rows(alone_out)[0]
         assert {k: v for k, v in alone.items() if k not in ("line", "id")} == {k: v for k, v in row.items() if k not in ("line", "id")}
     assert (result.exit_code == 2) == any("input" in row["errors"] for row in rows)
 
@@ -82,14 +83,14 @@ def test_edge_files(write_jsonl, tmp_path):
     out = tmp_path / "out.jsonl"
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    assert score_file(empty, out).exit_code == 0 and out.read_text() == ""
+    assert score_file(empty, out).exit_code == 0 and result_rows(out) == []
     blank = tmp_path / "blank.jsonl"
     blank.write_bytes(b"\n  \n\t\n")
-    assert score_file(blank, out).exit_code == 0 and out.read_text() == ""
+    assert score_file(blank, out).exit_code == 0 and result_rows(out) == []
     huge = {"retrieved_context_ids": ["a"], "reference_context_ids": ["a"], "retrieved_contexts": ["x" * (10 * 1024 * 1024)], "reference_contexts": ["x" * 100]}
     path = write_jsonl([huge, {"retrieved_contexts": "no"}], name="huge.jsonl")
     result = score_file(path, out)
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows = result_rows(out)
     assert result.exit_code == 2
     assert rows[0]["scores"] == {"nonllm_context_recall": 0.0, "id_context_recall": 1.0}
     assert rows[1]["errors"]["input"].startswith(f"{path}:2: field 'retrieved_contexts'")

@@ -13,6 +13,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from conftest import result_rows
 from localeval import evaluate
 from localeval.cli import cli
 from localeval.metrics.recall import Claims
@@ -136,7 +137,7 @@ def test_score_command_with_a_real_model(tmp_path, small_model_path, write_jsonl
     args = ["score", str(data), "--model", str(small_model_path), "--n-ctx", "2048", "-o", str(out), "--no-timing"]
     result = CliRunner().invoke(cli, [*args, "-m", "context_relevance", "-m", "context_recall"])
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows = result_rows(out)
     assert [r["id"] for r in rows] == ["eiffel", "insulin"]
     assert all("timing" not in r and not math.isnan(r["scores"]["context_relevance"]) for r in rows)
 

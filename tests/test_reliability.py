@@ -25,22 +25,22 @@ NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from localeval import io
+    from localeval import pipeline
     from localeval.cli import main
     kill_at, mode = int(os.environ["KILL_AT"]), os.environ["MODE"]
-    original = io.ResultWriter.write
+    original = pipeline._Sink.write
     count = 0
-    def write(self, result):
+    def write(self, row):
         global count
         count += 1
         if count == kill_at:
             if mode == "half":
-                line = io.dumps_line(result)
-                self._handle.write(line[: len(line) // 2])
-                self._handle.flush()
+                line = row.to_line().encode()
+                self.results.write(line[: len(line) // 2])
+                self.results.flush()
             os.kill(os.getpid(), signal.SIGKILL)
-        original(self, result)
-    io.ResultWriter.write = write
+        original(self, row)
+    pipeline._Sink.write = write
     sys.argv = ["localeval"] + sys.argv[1:]
     main()
     """
@@ -71,14 +71,14 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, write_jsonl, 
     killed = subprocess.run([sys.executable, "-c", KILLER, "score", str(data), *NONLLM, "-o", str(out), "-q"], env=env, capture_output=True)
     assert killed.returncode == -signal.SIGKILL
     written = out.read_bytes()
-    assert written.count(b"\n") == kill_at - 1
+    assert written.count(b"\n") == kill_at  # the run header, then kill_at - 1 results
     torn = mode == "half"
     assert (written != b"" and not written.endswith(b"\n")) == torn
 
     resumed = CliRunner().invoke(cli, ["score", str(data), *NONLLM, "-o", str(out), "-q", "--resume"])
     assert resumed.exit_code == 0, resumed.output
     assert out.read_text() == expected.read_text()
-    lines = [json.loads(line)["line"] for line in out.read_text().splitlines()]
+    lines = [json.loads(line)["line"] for line in out.read_text().splitlines()[1:]]
     assert lines == list(range(1, 11))  # every sample exactly once, in order
 
 
@@ -89,18 +89,18 @@ def test_ctrl_c_stops_cleanly_with_a_resumable_file(tmp_path, write_jsonl, small
     args = [sys.executable, "-m", "localeval", "score", str(data), "--model", str(small_model_path), "-m", "context_recall", "-o", str(out), "--no-timing", "-q"]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 2):
+    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 3):
         time.sleep(0.1)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     assert stderr.strip().splitlines() == [stderr.strip()]  # one line, no traceback
     assert "interrupted after" in stderr and "--resume" in stderr
-    done = out.read_text().splitlines()
+    done = out.read_text().splitlines()[1:]
     assert 2 <= len(done) < 12
     resumed = subprocess.run([*args, "--resume"], capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
-    assert [json.loads(line)["line"] for line in out.read_text().splitlines()] == list(range(1, 13))
+    assert [json.loads(line)["line"] for line in out.read_text().splitlines()[1:]] == list(range(1, 13))
 
 
 def test_two_judge_runs_give_byte_identical_files(tmp_path, write_jsonl, small_model_path):

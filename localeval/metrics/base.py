@@ -1,18 +1,24 @@
-"""What every metric is: a name, the sample fields it needs, typed options, and a batch scorer.
+"""What every metric is: a name, the sample fields it needs, typed options, a batch scorer,
+the shape of its details, and one line that explains them.
 
 A metric scores a batch rather than one sample so the string metrics can hand a
 whole batch to rapidfuzz in one vectorised call; judge metrics simply loop.
+Everything a report says about a metric's details comes from the metric itself
+(`explain`), so a new metric needs no edits anywhere else.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Generic, Mapping, Sequence, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localeval.judge import Judge
 from localeval.samples import Sample
+
+MAX_ITEMS = 3  # items an explanation lists before "and N more"
+MAX_CHARS = 160  # characters of quoted text an explanation shows
 
 
 @dataclass(frozen=True)
@@ -40,17 +46,33 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Metric:
-    """Base class of the metrics. Subclasses set the class attributes and score_batch."""
+class OpenDetails(BaseModel):
+    """Details of a metric that declares no shape: anything, explained as nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+def shorten(text: str, limit: int = MAX_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Metric(Generic[P]):
+    """Base class of the metrics. Subclasses set the class attributes, `score_batch` and `explain`."""
 
     name: ClassVar[str]
     description: ClassVar[str]
     required_fields: ClassVar[tuple[str, ...]]
     needs_judge: ClassVar[bool] = False
     Params: ClassVar[type[BaseModel]] = NoParams
+    # The shape of `Score.details`: results files are read back through it, so a
+    # report never meets a detail it does not understand.
+    Details: ClassVar[type[BaseModel]] = OpenDetails
 
-    def __init__(self, params: BaseModel | None = None) -> None:
-        self.params = params if params is not None else self.Params()
+    def __init__(self, params: P | None = None) -> None:
+        self.params: P = params if params is not None else cast(P, self.Params())
 
     def missing_fields(self, sample: Sample) -> list[str]:
         """Required fields the sample does not have (an empty list is present, not missing)."""
@@ -63,3 +85,16 @@ class Metric:
     def describe_params(self) -> dict[str, Any]:
         """The options as they were set, recorded with the results for reproducibility."""
         return self.params.model_dump()
+
+    @classmethod
+    def explain(cls, details: Any) -> str:
+        """One line saying why a sample got its score; `details` is an instance of `Details`."""
+        return ""
+
+    @classmethod
+    def explain_raw(cls, details: Mapping[str, Any]) -> str:
+        """`explain` for details as a results file has them (validated here first)."""
+        try:
+            return cls.explain(cls.Details.model_validate(details))
+        except ValidationError:
+            return "details in an unknown shape"

@@ -8,9 +8,20 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from pydantic import BaseModel, ConfigDict
+
 from localeval.judge import Judge
-from localeval.metrics.base import Metric, Score
+from localeval.metrics.base import Metric, NoParams, Score, shorten
 from localeval.samples import ContextId, Sample
+
+MAX_IDS = 10  # ids an explanation lists
+
+
+class IdRecallDetails(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    found: list[str]
+    missing: list[str]
 
 
 def id_recall(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[ContextId]) -> Score:
@@ -24,10 +35,21 @@ def id_recall(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[Contex
     return Score(value=len(found) / len(reference), details={"found": found, "missing": missing})
 
 
-class IdContextRecall(Metric):
+class IdContextRecall(Metric[NoParams]):
     name = "id_context_recall"
     description = "Share of reference context ids found among the retrieved ids (ids compared as strings)."
     required_fields = ("retrieved_context_ids", "reference_context_ids")
+    Details = IdRecallDetails
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         return [id_recall(s.retrieved_context_ids or [], s.reference_context_ids or []) for s in samples]
+
+    @classmethod
+    def explain(cls, details: IdRecallDetails) -> str:
+        if not details.missing and not details.found:
+            return "no reference ids"
+        if not details.missing:
+            return "all reference ids retrieved"
+        listed = ", ".join(shorten(i, 40) for i in details.missing[:MAX_IDS])
+        more = f" and {len(details.missing) - MAX_IDS} more" if len(details.missing) > MAX_IDS else ""
+        return f"missing ids: {listed}{more}"

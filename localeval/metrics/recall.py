@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.judge import Judge
 from localeval.judge.prompts import CLAIMS_TASK, RECALL_TASK, context_block, messages
-from localeval.metrics.base import Metric, Score
+from localeval.metrics.base import MAX_ITEMS, Metric, Score, shorten
 from localeval.metrics.judging import UsageTally, context_sentences, fit_windows
 from localeval.samples import Sample
 from localeval.text import split_sentences
@@ -50,24 +50,37 @@ class RecallParams(BaseModel):
     )
 
 
+class StatementVerdict(BaseModel):
+    statement: str
+    attributed: Literal[0, 1]
+    probability: float
+    reason: str | None = None
+
+
+class RecallDetails(BaseModel):
+    statements: list[StatementVerdict]
+    windows: int | None = None
+
+
 def decision_threshold(params: RecallParams, judge: Judge) -> float:
     """The option if given, else the judge's calibrated threshold, else 0.5."""
     return params.threshold if params.threshold is not None else judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
 
 
-class ContextRecall(Metric):
+class ContextRecall(Metric[RecallParams]):
     name = "context_recall"
     description = "Share of the reference's statements that the judge can attribute to the retrieved contexts."
     required_fields = ("user_input", "retrieved_contexts", "reference")
     needs_judge = True
     Params = RecallParams
+    Details = RecallDetails
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         assert judge is not None
         return [self._score(sample, judge) for sample in samples]
 
     def _score(self, sample: Sample, judge: Judge) -> Score:
-        params: RecallParams = self.params  # type: ignore[assignment]
+        params = self.params
         sentences = context_sentences(sample)
         question = sample.user_input or ""
         reference = sample.reference or ""
@@ -85,7 +98,7 @@ class ContextRecall(Metric):
     def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge, tally: UsageTally | None = None) -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
         human-segmented statements here, through the same prompts as a normal run)."""
-        params: RecallParams = self.params  # type: ignore[assignment]
+        params = self.params
         tally = tally or UsageTally()
         if not statements:
             return Score(value=float("nan"), details={"statements": []})
@@ -119,3 +132,14 @@ class ContextRecall(Metric):
             details["windows"] = len(windows)
         attributed = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed / len(verdicts), details=details, usage=tally.as_dict())
+
+    @classmethod
+    def explain(cls, details: RecallDetails) -> str:
+        if not details.statements:
+            return "the reference has no statements"
+        missed = [s for s in details.statements if not s.attributed]
+        if not missed:
+            return "all statements attributed"
+        parts = [f"'{shorten(s.statement)}'" + (f" ({shorten(s.reason)})" if s.reason else "") for s in missed[:MAX_ITEMS]]
+        more = f" and {len(missed) - MAX_ITEMS} more" if len(missed) > MAX_ITEMS else ""
+        return f"{len(missed)} of {len(details.statements)} statements not attributed: " + "; ".join(parts) + more

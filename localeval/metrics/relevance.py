@@ -52,12 +52,21 @@ def verdicts_schema(count: int) -> type[BaseModel]:
     )
 
 
-class ContextRelevance(Metric):
+class RelevanceDetails(BaseModel):
+    selected: list[int]
+    selected_sentences: list[str]
+    n_selected: int
+    n_sentences: int
+    windows: int | None = None
+
+
+class ContextRelevance(Metric[RelevanceParams]):
     name = "context_relevance"
     description = "Share of the retrieved context's sentences that the judge finds absolutely required to answer the question."
     required_fields = ("user_input", "retrieved_contexts")
     needs_judge = True
     Params = RelevanceParams
+    Details = RelevanceDetails
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         assert judge is not None
@@ -67,7 +76,7 @@ class ContextRelevance(Metric):
         sentences = context_sentences(sample)
         if not sentences:
             return Score(value=0.0, details={"selected": [], "selected_sentences": [], "n_selected": 0, "n_sentences": 0})
-        classify = self.params.mode == "classify"  # type: ignore[attr-defined]
+        classify = self.params.mode == "classify"
         task = (CLASSIFY_TASK if classify else RELEVANCE_TASK).format(question=sample.user_input)
         answer_tokens = ANSWER_BASE_TOKENS + TOKENS_PER_INDEX * len(sentences)
         tally = UsageTally()
@@ -96,3 +105,8 @@ class ContextRelevance(Metric):
         if len(windows) > 1:
             details["windows"] = len(windows)
         return Score(value=min(1.0, len(ordered) / len(sentences)), details=details, usage=tally.as_dict())
+
+    @classmethod
+    def explain(cls, details: RelevanceDetails) -> str:
+        insufficient = " (insufficient information)" if details.n_sentences and not details.n_selected else ""
+        return f"{details.n_selected} of {details.n_sentences} context sentences required{insufficient}"

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import distance, fuzz, process
 
 from localeval.judge import Judge
-from localeval.metrics.base import Metric, Score
+from localeval.metrics.base import MAX_ITEMS, Metric, Score
 from localeval.samples import Sample
 
 Measure = Literal["levenshtein", "hamming", "jaro", "jaro_winkler", "indel", "partial_ratio", "token_set_ratio"]
@@ -99,7 +99,24 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
     return similarities
 
 
-class NonLlmContextRecall(Metric):
+class ReferenceMatch(BaseModel):
+    """The best retrieved context for one reference context. `similarity` is None when it
+    is known only to be at most the threshold (the kernel stopped early) or nothing was retrieved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    best_index: int | None
+    similarity: float | None
+    recalled: bool
+
+
+class StringRecallDetails(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    references: list[ReferenceMatch]
+
+
+class NonLlmContextRecall(Metric[StringRecallParams]):
     name = "nonllm_context_recall"
     description = (
         "Share of reference contexts whose best string similarity with a retrieved context "
@@ -107,9 +124,10 @@ class NonLlmContextRecall(Metric):
     )
     required_fields = ("retrieved_contexts", "reference_contexts")
     Params = StringRecallParams
+    Details = StringRecallDetails
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
-        params: StringRecallParams = self.params  # type: ignore[assignment]
+        params = self.params
         left: list[str] = []
         right: list[str] = []
         for sample in samples:
@@ -129,6 +147,20 @@ class NonLlmContextRecall(Metric):
             offset += n_retrieved * n_references
             scores.append(_score_block(block, params.threshold))
         return scores
+
+    @classmethod
+    def explain(cls, details: StringRecallDetails) -> str:
+        references = details.references
+        if not references:
+            return "no reference contexts"
+        missed = [(i, r) for i, r in enumerate(references) if not r.recalled]
+        listed = ", ".join(f"#{i} ({_similarity_text(r.similarity)})" for i, r in missed[:MAX_ITEMS])
+        more = f" and {len(missed) - MAX_ITEMS} more" if len(missed) > MAX_ITEMS else ""
+        return f"{len(missed)} of {len(references)} reference contexts not recalled" + (f": {listed}{more}" if listed else "")
+
+
+def _similarity_text(similarity: float | None) -> str:
+    return "no close match" if similarity is None else f"best similarity {similarity:.2f}"
 
 
 def _score_block(block: np.ndarray, threshold: float) -> Score:

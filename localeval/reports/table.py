@@ -1,33 +1,28 @@
-"""Rendering a summary for a person (a terminal table). Pure functions, no I/O."""
+"""The summary as a fixed-width table for a terminal."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
+
+from localeval.escaping import plain
+from localeval.reports import number
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def summary_table(summary: dict[str, Any]) -> str:
-    """A fixed-width table: one row a metric, with the threshold verdict when one is set."""
+def summary_table(summary: Mapping[str, Any]) -> str:
+    """One row a metric, with the threshold verdict when one is set."""
     header = ["metric", "count", "mean", "median", "nan", "errors", "threshold", "pass rate"]
     rows = [header]
     for name, m in summary["metrics"].items():
         rows.append(
             [
-                name,
-                _fmt(m["count"]),
-                _fmt(m["mean"]),
-                _fmt(m["median"]),
-                _fmt(m["nan"]),
-                _fmt(m["errors"]),
-                _fmt(m.get("threshold"), 2),
-                _fmt(m.get("pass_rate")) if "threshold" in m else "-",
+                plain(name),
+                number(m["count"]),
+                number(m["mean"]),
+                number(m["median"]),
+                number(m["nan"]),
+                number(m["errors"]),
+                number(m.get("threshold"), 2),
+                number(m.get("pass_rate")) if "threshold" in m else "-",
             ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -36,7 +31,9 @@ def summary_table(summary: dict[str, Any]) -> str:
     tail = f"{summary['samples']} samples, {summary['input_errors']} unreadable"
     for name, m in summary["metrics"].items():
         if "min_mean" in m:
-            tail += f", {name} mean {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+            tail += f", {plain(name)} mean {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+    if summary.get("nothing_scored"):
+        tail += ", nothing was scored"
     if any("threshold" in m or "min_mean" in m for m in summary["metrics"].values()):
         tail += ", thresholds " + ("met" if summary["thresholds_met"] else "NOT met")
     return "\n".join(lines + [tail])

@@ -1,0 +1,115 @@
+"""Writing files safely: never over an input, never two runs at once, never half a report.
+
+A results file is appended to while a run goes on (so a killed run can resume),
+under an exclusive lock that a second run writing the same file is told about.
+Reports are written to a temporary file beside the target and renamed into place.
+Every failure to write says which file and why, instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+from localeval.errors import ConfigError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no fcntl; runs there are not locked
+    fcntl = None  # type: ignore[assignment]
+
+STDIO = "-"
+CHUNK = 1 << 20
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name the same file (through symlinks, hard links, relative paths)."""
+    if STDIO in (a, b):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist yet: compare where they would be
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overlaps(inputs: dict[str, str], outputs: dict[str, str]) -> None:
+    """No output may name an input or another output: `-o data.jsonl` must not empty the data.
+
+    Both arguments map an option's name ("-o", "INPUT") to the path it was given.
+    """
+    named = [(name, path) for name, path in outputs.items() if path]
+    for index, (name, path) in enumerate(named):
+        for input_name, input_path in inputs.items():
+            if input_path and same_file(path, input_path):
+                raise ConfigError(f"{name} {path} is the same file as {input_name} {input_path}; it would be overwritten. Choose another path")
+        for other_name, other in named[index + 1 :]:
+            if same_file(path, other):
+                raise ConfigError(f"{name} and {other_name} both name {path}; choose two different files")
+
+
+def is_regular_or_new(path: str) -> bool:
+    """A results file: a regular file, or a path where one will be created (not a device, FIFO or '-')."""
+    if path == STDIO:
+        return False
+    try:
+        return Path(path).is_file() or not Path(path).exists()
+    except OSError:
+        return False
+
+
+def _cannot(what: str, path: str | os.PathLike[str], error: OSError) -> ConfigError:
+    return ConfigError(f"cannot write {what} {path}: {error.strerror or error}")
+
+
+@contextmanager
+def locked_for_writing(path: str, what: str = "results to") -> Iterator[IO[bytes]]:
+    """Open `path` for reading and writing without truncating it, holding an exclusive lock.
+
+    The caller decides whether to truncate (a new run) or keep and append (a resume):
+    opening with "w" would empty the file before the lock said another run owns it.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise _cannot(what, path, error) from None
+    handle = os.fdopen(descriptor, "r+b")
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ConfigError(f"{path} is being written by another localeval run (it holds a lock on the file); wait for it or choose another output") from None
+        yield handle
+    finally:
+        handle.close()  # also releases the lock
+
+
+@contextmanager
+def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
+    """A text file that appears at `path` only once complete (written beside it, then renamed)."""
+    target = Path(path)
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
+    except OSError as error:
+        raise _cannot(what, path, error) from None
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            yield handle
+        os.replace(temporary, target)
+    except OSError as error:
+        raise _cannot(what, path, error) from None
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -1,0 +1,253 @@
+"""One scoring run, from a JSON Lines file to a results file, a summary and reports: `score_file`.
+
+This is what `localeval score` does, as a library call, so the Python API can do
+everything the command line can (the CLI parses options into RunSettings and
+calls this). In order:
+
+1. check the paths: the input exists; no output names the input, the config or another output;
+2. build the metrics and the summary (thresholds), load the judge if a metric needs one;
+3. open the results file under an exclusive lock; on --resume, check that it was
+   written by the same run (input, metrics, options, judge), count its rows into
+   the summary and skip their lines;
+4. stream: read a line, score it, append its row (flushed), add it to the summary;
+5. write the summary JSON and the reports from the rows on disk (a second pass,
+   so memory does not grow with the file), and decide the exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
+from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
+from localeval.io import read_records
+from localeval.judge import Judge, load_judge
+from localeval.metrics import REGISTRY, Metric, create_metric
+from localeval.provenance import describe_run, resume_differences
+from localeval.reports.junit import write_junit
+from localeval.reports.markdown import write_markdown
+from localeval.results import ResultRow, RunHeader, dumps_json, parse_line
+from localeval.runner import score
+from localeval.settings import RunSettings
+from localeval.summary import Summary
+
+SPOOL_BYTES = 8 << 20  # rows kept in memory for the reports when there is no results file
+
+
+@dataclass
+class RunOutcome:
+    """What a run concluded: the summary (with the run's provenance under "run"), the exit
+    code it calls for, and how many rows this run wrote."""
+
+    summary: dict[str, Any]
+    exit_code: int
+    written: int
+
+
+class _DoneLines:
+    """Line numbers already scored (from a resumed file), one bit each."""
+
+    def __init__(self) -> None:
+        self._bits = bytearray()
+        self.count = 0
+
+    def add(self, line: int) -> None:
+        index, bit = divmod(line, 8)
+        if index >= len(self._bits):
+            self._bits.extend(bytes(index + 1 - len(self._bits)))
+        if not self._bits[index] >> bit & 1:
+            self._bits[index] |= 1 << bit
+            self.count += 1
+
+    def __contains__(self, line: object) -> bool:
+        if not isinstance(line, int):
+            return False
+        index, bit = divmod(line, 8)
+        return index < len(self._bits) and bool(self._bits[index] >> bit & 1)
+
+
+def _check_paths(settings: RunSettings) -> None:
+    if settings.input != STDIO:
+        path = Path(settings.input)
+        if not path.exists():
+            raise ConfigError(f"input file not found: {settings.input}")
+        if path.is_dir():
+            raise ConfigError(f"input is a directory, not a file: {settings.input}")
+    if settings.resume:
+        if settings.output in (None, STDIO) or not is_regular_or_new(settings.output or STDIO):
+            raise ConfigError("--resume needs --output FILE: it continues that file")
+        if settings.input == STDIO or not Path(settings.input).is_file():
+            raise ConfigError("--resume needs the input to be a regular file: its SHA-256 is checked against the results")
+    config_path = (settings.config_source or {}).get("file", "")
+    refuse_overlaps(
+        {"INPUT": settings.input if settings.input != STDIO else "", "the config file": config_path},
+        {"-o": settings.output or "", "--summary-json": settings.summary_json or "", "--junit-xml": settings.junit_xml or "", "--markdown": settings.markdown or ""},
+    )
+
+
+def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
+    """The selected metrics (all four by default) with their options."""
+    names = list(settings.metrics or REGISTRY)
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")
+    for name in settings.options:
+        if name not in names:
+            raise ConfigError(f"an option is set for '{name}', which is not selected")
+    return [create_metric(name, settings.options.get(name)) for name in names]
+
+
+def _input_sha256(settings: RunSettings) -> str | None:
+    return file_sha256(settings.input) if settings.input != STDIO and Path(settings.input).is_file() else None
+
+
+def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], summary: Summary, done: _DoneLines) -> None:
+    """Check a results file against this run and count its rows; cut a torn last line off."""
+    handle.seek(0)
+    header_seen = False
+    good_end = 0
+    for number, raw in enumerate(iter(handle.readline, b""), start=1):
+        if not raw.endswith(b"\n"):
+            break  # a write cut off by a kill: scored again
+        good_end = handle.tell()
+        if raw.isspace():
+            continue
+        item = parse_line(raw, path, number)
+        if isinstance(item, RunHeader):
+            differences = resume_differences(item.run, provenance)
+            if differences:
+                raise ConfigError(f"cannot resume {path}: it was written by a different run ({'; '.join(differences)}). Write to a new file, or drop --resume to start over")
+            header_seen = True
+            continue
+        if not header_seen:
+            raise ConfigError(f"cannot resume {path}: it does not start with a localeval run header (line {number}), so what produced it is unknown")
+        if item.line not in done:
+            done.add(item.line)
+            summary.add(item)
+    handle.truncate(good_end)
+    handle.seek(good_end)
+    if good_end and not header_seen:
+        raise ConfigError(f"cannot resume {path}: it has no localeval run header")
+    if not good_end:
+        _write_header(handle, provenance)
+
+
+def _write_header(handle: IO[bytes], provenance: dict[str, Any]) -> None:
+    handle.write(RunHeader(run=provenance).to_line().encode("utf-8"))
+    handle.flush()  # on disk before the first row: a killed run is still resumable
+
+
+class _Sink:
+    """Where rows go: the results file (or standard output), and a spool for the reports
+    when the rows are not otherwise on disk."""
+
+    def __init__(self, results: IO[bytes] | None, to_stdout: bool, need_rows: bool, timing: bool) -> None:
+        self.results = results
+        self.to_stdout = to_stdout
+        self.timing = timing
+        self.spool: IO[bytes] | None = None
+        if need_rows and results is None:
+            self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+
+    def write(self, row: ResultRow) -> None:
+        line = row.to_line(timing=self.timing)
+        if self.results is not None:
+            self.results.write(line.encode("utf-8"))
+            self.results.flush()
+        if self.to_stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        if self.spool is not None:
+            self.spool.write(line.encode("utf-8"))
+
+    def rows(self) -> Iterator[ResultRow]:
+        """Every row of the run, in line order, read back from disk."""
+        source = self.results if self.results is not None else self.spool
+        if source is None:
+            return
+        source.flush()
+        source.seek(0)
+        for number, raw in enumerate(iter(source.readline, b""), start=1):
+            if raw.strip():
+                item = parse_line(raw, "<results>", number)
+                if isinstance(item, ResultRow):
+                    yield item
+
+
+def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -> None:
+    if settings.junit_xml:
+        with atomic_text(settings.junit_xml, "--junit-xml") as out:
+            write_junit(out, sink.rows(), report)
+    if settings.markdown:
+        with atomic_text(settings.markdown, "--markdown") as out:
+            write_markdown(out, sink.rows(), report)
+    if settings.summary_json:
+        with atomic_text(settings.summary_json, "--summary-json") as out:
+            out.write(dumps_json(report, indent=2) + "\n")
+
+
+def score_file(
+    settings: RunSettings,
+    *,
+    judge: Judge | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_row: Callable[[ResultRow], None] | None = None,
+    on_message: Callable[[str], None] | None = None,
+) -> RunOutcome:
+    """Score `settings.input` into `settings.output`; see the module docstring for the steps.
+
+    `judge` overrides the one the settings name (load it once for many runs);
+    `on_start(n)` is told how many lines a resume found done, `on_row` sees each new
+    row, `on_message` each line that could not be read. Ctrl-C raises Interrupted,
+    with the results so far on disk.
+    """
+    _check_paths(settings)
+    metrics = build_metrics(settings)
+    summary = Summary([m.name for m in metrics], settings.thresholds, settings.min_mean)
+    if judge is None and any(m.needs_judge for m in metrics):
+        judge = load_judge(settings.model, n_ctx=settings.n_ctx, n_threads=settings.threads, seed=settings.seed)
+    provenance = describe_run(settings, metrics, judge, _input_sha256(settings))
+    results_file = settings.output if settings.output and is_regular_or_new(settings.output) else None
+    written = 0
+    done = _DoneLines()
+    opened: Any = locked_for_writing(results_file) if results_file else nullcontext(None)
+    with opened as handle:
+        if handle is not None:
+            if settings.resume:
+                _read_previous(handle, str(results_file), provenance, summary, done)
+            else:
+                handle.truncate(0)
+                _write_header(handle, provenance)
+        elif settings.output and settings.output != STDIO:
+            raise ConfigError(f"-o {settings.output} is not a regular file")
+        sink = _Sink(handle, settings.output == STDIO, bool(settings.junit_xml or settings.markdown), settings.timing)
+        if on_start is not None:
+            on_start(done.count)
+        records = read_records(settings.input, strict=settings.strict_input, field_map=settings.map)
+        try:
+            for row in score((r for r in records if r.line not in done), metrics, judge=judge):
+                sink.write(row)
+                written += 1
+                summary.add(row)
+                if row.unreadable and on_message is not None:
+                    on_message(row.errors["input"])
+                if on_row is not None:
+                    on_row(row)
+        except KeyboardInterrupt:
+            where = f"; continue with --resume -o {settings.output}" if results_file else ""
+            raise Interrupted(f"interrupted after {written} samples{where}") from None
+        report = {**summary.to_dict(), "run": provenance}
+        _write_reports(settings, report, sink)
+    if summary.input_errors:
+        code = EXIT_USAGE
+    elif summary.thresholds_met:
+        code = EXIT_OK
+    else:
+        code = EXIT_THRESHOLD_FAILED
+    return RunOutcome(report, code, written)
+

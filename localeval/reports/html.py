@@ -1,0 +1,145 @@
+"""`localeval report`: one self-contained HTML page for a person looking at a failed gate.
+
+No network, no external scripts or fonts: the histograms are inline SVG drawn here,
+and the only script (sorting the table) is inline. Every value is escaped where it
+is written (`localeval.escaping.html_text`), including the ones that "are numbers":
+a results file is untrusted input. The table is bounded: past MAX_TABLE_ROWS
+samples it shows the lowest-scoring ones (errors first), and says so.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from typing import IO, Any, Iterable, Mapping, Sequence
+
+from localeval.escaping import html_text
+from localeval.reports import explain, number
+from localeval.results import ResultRow
+
+BINS = 10
+CHART_W, CHART_H, PAD = 320, 140, 24
+MAX_TABLE_ROWS = 2_000
+MAX_DETAIL_CHARS = 20_000  # of a row's raw details shown in its <pre>
+
+STYLE = """
+body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1b1f24}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse;table-layout:auto}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+td{max-width:40em;overflow-wrap:anywhere;unicode-bidi:isolate}
+th{background:#f6f8fa}th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#8c959f}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.fail{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:16px}
+figure{margin:0;border:1px solid #d0d7de;padding:8px}figcaption{font-weight:600}pre{white-space:pre-wrap;max-width:900px;margin:4px 0}
+details summary{cursor:pointer;color:#0969da}
+"""
+
+SCRIPT = """
+(function(){
+  var table=document.getElementById('samples');
+  function key(cell){var v=cell.getAttribute('data-sort');var n=parseFloat(v);return isNaN(n)?v:n;}
+  function sortBy(col,dir){
+    var body=table.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
+    rows.sort(function(a,b){var x=key(a.cells[col]),y=key(b.cells[col]);
+      if(typeof x!==typeof y){x=String(x);y=String(y);}return (x<y?-1:x>y?1:0)*dir;});
+    rows.forEach(function(r){body.appendChild(r);});
+    table.setAttribute('data-sorted',col+':'+(dir>0?'asc':'desc'));
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    th.addEventListener('click',function(){var d=th.getAttribute('data-dir')==='asc'?-1:1;
+      th.setAttribute('data-dir',d>0?'asc':'desc');sortBy(i,d);});
+  });
+  var m=/sort=(\\d+)(?:&dir=(asc|desc))?/.exec(location.hash);
+  if(m){sortBy(parseInt(m[1],10),m[2]==='desc'?-1:1);}
+})();
+"""
+
+
+def histogram_svg(counts: Sequence[int], title: str) -> str:
+    """Counts of BINS equal score bins over [0, 1] as bars."""
+    top = max(counts) or 1
+    bar_w = (CHART_W - 2 * PAD) / len(counts)
+    bars = []
+    for index, count in enumerate(counts):
+        height = (CHART_H - 2 * PAD) * count / top
+        x = PAD + index * bar_w
+        y = CHART_H - PAD - height
+        label = f"{index / len(counts):.1f}-{(index + 1) / len(counts):.1f}: {count}"
+        bars.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 2:.1f}" height="{height:.1f}" fill="#0969da"><title>{label}</title></rect>')
+        if count:
+            bars.append(f'<text x="{x + bar_w / 2 - 1:.1f}" y="{y - 3:.1f}" font-size="10" text-anchor="middle">{count}</text>')
+    axis = (
+        f'<line x1="{PAD}" y1="{CHART_H - PAD}" x2="{CHART_W - PAD}" y2="{CHART_H - PAD}" stroke="#57606a"/>'
+        f'<text x="{PAD}" y="{CHART_H - 8}" font-size="10">0</text>'
+        f'<text x="{CHART_W / 2}" y="{CHART_H - 8}" font-size="10" text-anchor="middle">0.5</text>'
+        f'<text x="{CHART_W - PAD}" y="{CHART_H - 8}" font-size="10" text-anchor="end">1</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{CHART_W}" height="{CHART_H}" role="img" '
+        f'aria-label="{html_text(title)} score distribution">{axis}{"".join(bars)}</svg>'
+    )
+
+
+def _badness(row: ResultRow, metrics: Sequence[str]) -> float:
+    """Smaller is worse: an error or an unreadable line first, then the lowest score."""
+    if row.unreadable or any(name in row.errors for name in metrics):
+        return -1.0
+    values = [v for name in metrics if (v := row.scores.get(name)) is not None and v == v]
+    return min(values, default=2.0)
+
+
+def worst_rows(rows: Iterable[ResultRow], metrics: Sequence[str], keep: int) -> tuple[list[ResultRow], int]:
+    """At most `keep` rows, the worst ones (ties: earlier lines first), in input order; and how many there were."""
+    heap: list[tuple[float, int, ResultRow]] = []  # max-heap on badness through negation
+    total = 0
+    for row in rows:
+        total += 1
+        item = (-_badness(row, metrics), -row.line, row)
+        if len(heap) < keep:
+            heapq.heappush(heap, item)
+        elif item > heap[0]:
+            heapq.heapreplace(heap, item)
+    return sorted((row for _, _, row in heap), key=lambda r: r.line), total
+
+
+def _row_html(row: ResultRow, metrics: Sequence[str]) -> str:
+    cells = [f'<td data-sort="{html_text(row.id)}">{html_text(row.id)}</td>', f'<td class=num data-sort="{row.line}">{row.line}</td>']
+    for name in metrics:
+        value = row.scores.get(name)
+        known = value is not None and value == value
+        sort_key = f"{value:.6f}" if known else "-1"
+        css = " fail" if name in row.errors or row.unreadable else ""
+        cells.append(f'<td class="num{css}" data-sort="{sort_key}" title="{html_text(explain(row, name), 500)}">{html_text(number(value), None)}</td>')
+    why = "".join(f"<li><b>{html_text(n)}</b>: {html_text(explain(row, n), 1000)}</li>" for n in metrics)
+    raw = json.dumps({"details": row.details, "errors": row.errors, "extra": row.extra}, indent=1, ensure_ascii=False)
+    cells.append(f'<td data-sort=""><details><summary>show</summary><ul>{why}</ul><pre>{html_text(raw, MAX_DETAIL_CHARS)}</pre></details></td>')
+    return f"<tr>{''.join(cells)}</tr>"
+
+
+def write_html(
+    out: IO[str], shown: Sequence[ResultRow], total: int, summary: Mapping[str, Any], histograms: Mapping[str, Sequence[int]], title: str = "localeval report"
+) -> None:
+    """Write the page: `summary` and `histograms` (BINS counts per metric) describe all
+    `total` rows, `shown` (from `worst_rows`) are the ones in the table."""
+    metrics = list(summary["metrics"])
+    out.write(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title><style>{STYLE}</style></head><body>\n')
+    out.write(f"<h1>{html_text(title)}</h1><p>{summary['samples']} samples, {summary['input_errors']} unreadable lines.</p>\n")
+    out.write("<h2>Summary</h2><table><thead><tr><th>metric</th><th>mean</th><th>median</th><th>scored</th><th>NaN</th><th>errors</th></tr></thead><tbody>\n")
+    for name in metrics:
+        m = summary["metrics"][name]
+        out.write(
+            f"<tr><td>{html_text(name)}</td><td class=num>{number(m['mean'])}</td><td class=num>{number(m['median'])}</td>"
+            f"<td class=num>{m['scored']}</td><td class=num>{m['nan']}</td><td class=num>{m['errors']}</td></tr>\n"
+        )
+    out.write("</tbody></table><h2>Score distributions</h2><div class=charts>\n")
+    for name in metrics:
+        counts = histograms[name]
+        out.write(f"<figure><figcaption>{html_text(name)} (n={sum(counts)})</figcaption>{histogram_svg(counts, name)}</figure>\n")
+    out.write("</div><h2>Samples</h2>")
+    if len(shown) < total:
+        out.write(f"<p>Showing the {len(shown)} lowest-scoring of {total} samples (errors first); every sample is in the results file.</p>")
+    out.write("<p>Click a column to sort; open a row's details for the judge's selections, verdicts and reasons.</p>\n")
+    header = "".join(f"<th class=sortable>{html_text(h)}</th>" for h in ["id", "line", *metrics])
+    out.write(f"<table id=samples><thead><tr>{header}<th>details</th></tr></thead><tbody>\n")
+    for row in shown:
+        out.write(_row_html(row, metrics) + "\n")
+    out.write(f"</tbody></table><script>{SCRIPT}</script></body></html>\n")

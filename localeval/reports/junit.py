@@ -1,0 +1,73 @@
+"""JUnit XML for CI: one test case per sample and metric; a failure carries score, threshold and reason.
+
+Written in one pass over the rows: each metric's cases go to a spooled temporary
+file while its counts are tallied, and the suites are assembled at the end, so
+memory stays bounded however many samples there are.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from typing import IO, Any, Iterable, Mapping
+
+from localeval.escaping import xml_attribute, xml_text
+from localeval.reports import explain, score_text
+from localeval.results import Outcome, ResultRow
+
+SPOOL_BYTES = 1 << 20  # a suite's cases stay in memory up to this size, then go to disk
+
+
+class _Suite:
+    def __init__(self, name: str, threshold: float | None) -> None:
+        self.name = name
+        self.threshold = threshold
+        self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        self.cases: IO[str] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
+
+    def add(self, row: ResultRow) -> None:
+        outcome = row.outcome(self.name, self.threshold)
+        reason = explain(row, self.name)
+        score = score_text(row, self.name)
+        self.counts["tests"] += 1
+        body = ""
+        if outcome is Outcome.FAIL:
+            self.counts["failures"] += 1
+            message = f"score {score} < threshold {self.threshold}: {reason}"
+            body = f'<failure message={xml_attribute(message)} type="threshold">{xml_text(message)}</failure>'
+        elif outcome is Outcome.ERROR and self.threshold is not None:
+            self.counts["failures"] += 1  # a gate fails on what it could not score
+            body = f'<failure message={xml_attribute("not scored: " + reason)} type="error">{xml_text(reason)}</failure>'
+        elif outcome is Outcome.ERROR:
+            self.counts["errors"] += 1
+            body = f'<error message={xml_attribute(reason)} type="error">{xml_text(reason)}</error>'
+        elif outcome is Outcome.NAN:
+            self.counts["skipped"] += 1
+            body = f"<skipped message={xml_attribute('score undefined (NaN): ' + reason)}/>"
+        name = xml_attribute(f"{row.id} (line {row.line})")
+        classname = xml_attribute(f"localeval.{self.name}")
+        output = f"<system-out>{xml_text(f'score {score}: {reason}')}</system-out>"
+        self.cases.write(f"    <testcase classname={classname} name={name}>{body}{output}</testcase>\n")
+
+    def write_to(self, out: IO[str]) -> None:
+        c = self.counts
+        out.write(
+            f"  <testsuite name={xml_attribute(self.name)} tests=\"{c['tests']}\" failures=\"{c['failures']}\" "
+            f"errors=\"{c['errors']}\" skipped=\"{c['skipped']}\">\n"
+        )
+        self.cases.seek(0)
+        shutil.copyfileobj(self.cases, out)
+        self.cases.close()
+        out.write("  </testsuite>\n")
+
+
+def write_junit(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str, Any]) -> None:
+    """Write the JUnit XML document for `rows` (one pass) to `out`."""
+    suites = [_Suite(name, figures.get("threshold")) for name, figures in summary["metrics"].items()]
+    for row in rows:
+        for suite in suites:
+            suite.add(row)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="localeval">\n')
+    for suite in suites:
+        suite.write_to(out)
+    out.write("</testsuites>\n")

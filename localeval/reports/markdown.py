@@ -1,0 +1,44 @@
+"""A Markdown job summary for CI: the summary table and the failing samples with their reasons."""
+
+from __future__ import annotations
+
+from typing import IO, Any, Iterable, Mapping
+
+from localeval.escaping import markdown_cell
+from localeval.reports import explain, number, score_text
+from localeval.results import Outcome, ResultRow
+
+MAX_FAILURES = 50  # failing samples listed; the rest are counted
+
+
+def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str, Any], max_failures: int = MAX_FAILURES) -> None:
+    """Write the summary, then up to `max_failures` failing samples, reading `rows` once."""
+    metrics = summary["metrics"]
+    status = "passed" if summary["thresholds_met"] else "FAILED"
+    out.write(f"## localeval: {status}\n\n{summary['samples']} samples, {summary['input_errors']} unreadable lines.")
+    if summary.get("nothing_scored"):
+        out.write(" Nothing was scored.")
+    out.write("\n\n| metric | mean | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|\n")
+    for name, m in metrics.items():
+        min_mean = f"{number(m['min_mean'])} ({'ok' if m['mean_ok'] else 'not met'})" if "min_mean" in m else "-"
+        out.write(
+            f"| {markdown_cell(name)} | {number(m['mean'])} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
+            f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
+        )
+    gated = {name: m["threshold"] for name, m in metrics.items() if "threshold" in m}
+    listed: list[str] = []
+    failing = 0
+    for row in rows:
+        for name, threshold in gated.items():
+            if row.outcome(name, threshold) in (Outcome.FAIL, Outcome.ERROR):
+                failing += 1
+                if len(listed) < max_failures:
+                    listed.append(
+                        f"| {markdown_cell(row.id)} | {row.line} | {markdown_cell(name)} | {score_text(row, name)} | "
+                        f"{number(threshold)} | {markdown_cell(explain(row, name))} |"
+                    )
+    if failing:
+        out.write(f"\n### Failing samples ({failing})\n\n| id | line | metric | score | threshold | why |\n|---|---|---|---|---|---|\n")
+        out.write("".join(line + "\n" for line in listed))
+        if failing > max_failures:
+            out.write(f"\n... and {failing - max_failures} more; see the results file.\n")

@@ -1,0 +1,183 @@
+"""The results file: one typed row per input line, written and read here and nowhere else.
+
+A results file is an untrusted input as soon as it leaves the run that wrote it
+(`report` reads files from anywhere, `--resume` reads what a killed run left), so
+every line is validated into a `ResultRow` on the way in: a line that is not one
+is an error naming the file, the line and the field, and never reaches a report.
+A file written by `localeval score -o FILE` starts with a `RunHeader` line that
+records what produced it, so that a resume can refuse to mix two different runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Mapping, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localeval.errors import InputError
+
+INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
+FORMAT = "localeval-results"
+FORMAT_VERSION = 1
+MAX_LINE_BYTES = 64 << 20  # a results line longer than this is not one of ours
+
+Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+SampleId = Union[str, int]
+
+
+class ResultRow(BaseModel):
+    """Everything localeval says about one input line: scores (None = NaN or not scored,
+    then `errors` says why), each metric's details, per-metric errors, the fields it
+    passed through, judge usage and timing."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    id: SampleId | None = None
+    line: int = Field(ge=1)
+    scores: dict[str, Share | None] = Field(default_factory=dict)
+    details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    errors: dict[str, str] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    timing: dict[str, dict[str, Annotated[float, Field(allow_inf_nan=False)]]] = Field(default_factory=dict)
+
+    @property
+    def unreadable(self) -> bool:
+        """The input line itself could not be read as a sample."""
+        return INPUT_ERROR_KEY in self.errors
+
+    def outcome(self, metric: str, threshold: float | None) -> "Outcome":
+        """The one pass/fail rule every report and the exit code use."""
+        if self.unreadable or metric in self.errors or metric not in self.scores:
+            return Outcome.ERROR
+        value = self.scores[metric]
+        if value is None or math.isnan(value):  # NaN in memory, null in the file
+            return Outcome.NAN
+        if threshold is None or value >= threshold:
+            return Outcome.PASS
+        return Outcome.FAIL
+
+    def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
+        """The row as the results file has it. Timing varies from run to run, so
+        `timing=False` leaves it out (byte-identical reruns)."""
+        data: dict[str, Any] = {"id": self.id, "line": self.line, "scores": self.scores, "details": self.details, "errors": self.errors}
+        if self.extra:
+            data["extra"] = self.extra
+        if self.usage:
+            data["usage"] = self.usage
+        if timing and self.timing:
+            data["timing"] = self.timing
+        return data
+
+    def to_line(self, *, timing: bool = True) -> str:
+        return dumps_line(self.to_dict(timing=timing))
+
+
+class Outcome(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"  # scored below the threshold
+    NAN = "nan"  # the metric is undefined for the sample: neither passes nor fails
+    ERROR = "error"  # could not be scored: fails a gate, never passes one
+
+
+class RunHeader(BaseModel):
+    """The first line of a results file: what produced it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = FORMAT
+    version: int = FORMAT_VERSION
+    run: dict[str, Any]
+
+    def to_line(self) -> str:
+        return dumps_line(self.model_dump())
+
+
+def to_json_value(value: Any) -> Any:
+    """Replace NaN and infinities by None, recursively: JSON has no NaN, readers choke on it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: to_json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v) for v in value]
+    return value
+
+
+# Characters that str.splitlines() (and many JSON Lines readers) treat as line breaks
+# but json.dumps(ensure_ascii=False) leaves raw: escaped so one result stays one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def dumps_json(obj: Any, indent: int | None = None) -> str:
+    """JSON text: non-ASCII kept readable, NaN as null. A string that is not valid Unicode
+    (a lone surrogate from a `\\ud800` escape) is written escaped, never as bytes that
+    are not UTF-8."""
+    value = to_json_value(obj)
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, allow_nan=False, indent=indent)
+    return text
+
+
+def dumps_line(obj: Mapping[str, Any]) -> str:
+    """One JSON line, kept to one line even where the text has Unicode line separators."""
+    return dumps_json(obj).translate(_LINE_BREAKS) + "\n"
+
+
+def _first_problem(error: ValidationError) -> tuple[str | None, str]:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or None
+    got = repr(first.get("input"))
+    return location, f"{first['msg']} (got {got[:57] + '...' if len(got) > 60 else got})"
+
+
+def parse_line(text: str | bytes, path: str, number: int) -> ResultRow | RunHeader:
+    """One results line as a row or the header, or an InputError that names the line and field."""
+    if len(text) > MAX_LINE_BYTES:
+        raise InputError(path, number, None, f"longer than {MAX_LINE_BYTES >> 20} MiB: not a localeval result")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+        raise InputError(path, number, None, f"not a localeval result: invalid JSON ({reason})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, number, None, f"not a localeval result: a JSON {type(data).__name__}, not an object")
+    model: type[ResultRow] | type[RunHeader] = RunHeader if data.get("format") == FORMAT else ResultRow
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        field, reason = _first_problem(exc)
+        raise InputError(path, number, field, f"not a localeval result: {reason}") from None
+    except RecursionError:
+        raise InputError(path, number, None, "not a localeval result: nested too deeply") from None
+
+
+def read_results(path: Path, *, on_error: Any = None) -> Iterator[tuple[int, ResultRow | RunHeader]]:
+    """Every non-blank line of a results file, validated, with its line number.
+
+    A bad line raises InputError, or with `on_error` is handed to it and skipped, so a
+    report still shows every good row.
+    """
+    name = str(path)
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.isspace():
+                continue
+            try:
+                yield number, parse_line(raw, name, number)
+            except InputError as error:
+                if on_error is None:
+                    raise
+                on_error(error)
+
+
+def rows_only(items: Iterator[tuple[int, ResultRow | RunHeader]]) -> Iterator[ResultRow]:
+    """The result rows of `read_results`, without the header."""
+    return (item for _, item in items if isinstance(item, ResultRow))

@@ -1,0 +1,158 @@
+"""The settings of a scoring run: one model that the config file, the command line and the
+Python API all fill, so every option is defined, validated and documented once.
+
+A config file may set the `FileSettings` keys. It is looked for in this order:
+`--config PATH`; `localeval.toml` next to the data file; `[tool.localeval]` in
+`pyproject.toml` in the current directory. Command-line values override the file.
+An unknown key is an error that names it, so a typo never silently turns a gate off.
+A config file beside the data can come with the data, so the run says which file
+it used, and records it (with its SHA-256) in the results' provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+
+from localeval.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+CONFIG_FILE = "localeval.toml"
+PYPROJECT = "pyproject.toml"
+MIN_CONTEXT = 512  # tokens: below this no judge prompt fits
+MAX_CONTEXT = 1 << 20
+MAX_THREADS = 512
+MAX_CONFIG_BYTES = 1 << 20
+
+# A threshold is a share: a finite number in [0, 1]; true/false and strings are refused.
+Share = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+class FileSettings(BaseModel):
+    """What a config file may set; the keys match the long command-line options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: all four)")
+    thresholds: dict[str, Share] = Field(default_factory=dict, description="a sample passes when its score is >= this")
+    min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="metric options, by metric")
+    map: dict[str, str] = Field(default_factory=dict, description="input key -> ragas field")
+    model: str | None = Field(None, description="judge: a GGUF path or catalog name")
+    n_ctx: int | None = Field(None, ge=MIN_CONTEXT, le=MAX_CONTEXT, description="judge context window in tokens")
+    threads: int | None = Field(None, ge=1, le=MAX_THREADS, description="judge CPU threads")
+    seed: int | None = Field(None, ge=0, description="judge seed")
+
+
+class RunSettings(FileSettings):
+    """Everything one `localeval score` run needs (`localeval.score_file`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    input: str = Field(description="JSON Lines file to score, or '-' for standard input")
+    output: str | None = Field(None, description="results file (one JSON line per sample), or '-' for standard output")
+    resume: bool = Field(False, description="keep the results already in output and score the rest")
+    strict_input: bool = Field(False, description="stop at the first bad input line")
+    summary_json: str | None = Field(None, description="also write the summary as JSON here")
+    junit_xml: str | None = Field(None, description="JUnit XML: one test case per sample and metric")
+    markdown: str | None = Field(None, description="Markdown summary with the failing samples")
+    timing: bool = Field(True, description="keep judge timing in the results (False: byte-identical reruns)")
+    config_source: dict[str, str] | None = Field(None, description="the config file these settings came from, and its SHA-256")
+
+
+def _first_problem(error: ValidationError, label: str) -> ConfigError:
+    first = error.errors()[0]
+    key = ".".join(str(p) for p in first["loc"])
+    reason = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+    return ConfigError(f"{label}: '{key}': {reason}")
+
+
+def _read_config(path: Path, table: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The table's contents and where they came from, or None when the file has no such table."""
+    try:
+        raw = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {path}: {error.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; not a config file")
+    try:
+        data: Any = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    for key in table:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: [{'.'.join(table)}] is not a table")
+    return data, {"file": str(path), "table": ".".join(table), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def describe_source(source: dict[str, str]) -> str:
+    """"pyproject.toml [tool.localeval]" or "data/localeval.toml": how a person names it."""
+    return f"{source['file']} [{source['table']}]" if source.get("table") else source["file"]
+
+
+def find_config(input_path: str, explicit: str | None = None) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """The config file's settings for `input_path` (unvalidated) and where they came from."""
+    found: tuple[dict[str, Any], dict[str, str]] | None = None
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {explicit}")
+        found = _read_config(path, ("tool", "localeval") if path.name == PYPROJECT else ())
+        if found is None:
+            raise ConfigError(f"{explicit} has no [tool.localeval] table")
+    else:
+        beside = Path(input_path).resolve().parent / CONFIG_FILE if input_path != "-" else None
+        if beside is not None and beside.is_file():
+            found = _read_config(beside, ())
+        elif Path(PYPROJECT).is_file():
+            found = _read_config(Path(PYPROJECT), ("tool", "localeval"))
+    if found is None:
+        return {}, None
+    data, source = found
+    try:
+        FileSettings.model_validate(data)
+    except ValidationError as exc:
+        raise _first_problem(exc, describe_source(source)) from None
+    return data, source
+
+
+def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Metric options layer on layer, key by key: later layers win."""
+    merged: dict[str, dict[str, Any]] = {}
+    for layer in layers:
+        for metric, options in layer.items():
+            merged.setdefault(metric, {}).update(options)
+    return merged
+
+
+def build_settings(values: Mapping[str, Any], config: str | None = None) -> RunSettings:
+    """RunSettings from explicit `values` (the command line's, or an API caller's) over the
+    config file found for `values["input"]`. Thresholds, min_mean and map merge key by
+    key; options merge per metric and key; every other value replaces the file's."""
+    file_values, source = find_config(str(values.get("input", "-")), config)
+    merged: dict[str, Any] = {**file_values}
+    for key, value in values.items():
+        if key in ("thresholds", "min_mean", "map"):
+            merged[key] = {**file_values.get(key, {}), **value}
+        elif key == "options":
+            merged[key] = merge_options(file_values.get("options", {}), value)
+        else:
+            merged[key] = value
+    merged["config_source"] = source
+    try:
+        return RunSettings.model_validate(merged)
+    except ValidationError as exc:
+        raise _first_problem(exc, "settings") from None
