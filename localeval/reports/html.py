@@ -89,16 +89,16 @@ def _badness(row: ResultRow, metrics: Sequence[str]) -> float:
 
 def worst_rows(rows: Iterable[ResultRow], metrics: Sequence[str], keep: int) -> tuple[list[ResultRow], int]:
     """At most `keep` rows, the worst ones (ties: earlier lines first), in input order; and how many there were."""
-    heap: list[tuple[float, int, ResultRow]] = []  # max-heap on badness through negation
+    heap: list[tuple[float, int, ResultRow]] = []  # the kept rows; heap[0] is the best of them
     total = 0
     for row in rows:
         total += 1
-        item = (-_badness(row, metrics), -row.line, row)
+        item = (-_badness(row, metrics), -total, row)  # `total` breaks ties: rows never compare
         if len(heap) < keep:
             heapq.heappush(heap, item)
         elif item > heap[0]:
             heapq.heapreplace(heap, item)
-    return sorted((row for _, _, row in heap), key=lambda r: r.line), total
+    return [row for _, _, row in sorted(heap, key=lambda item: -item[1])], total
 
 
 def _row_html(row: ResultRow, metrics: Sequence[str]) -> str:
