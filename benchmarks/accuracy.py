@@ -1,292 +1,361 @@
-"""How well the judge agrees with people, on the human-labelled dev sets in ../shared/data.
+"""How well the judge metrics agree with people, on the human-labelled dev sets in ../shared/data.
 
-Runs localeval's own metrics (the same prompts, grammar and scoring code as
-`localeval score`) and prints one table:
+Runs localeval's own metric code (the same prompts, evidence and decision rule as
+`localeval score`) through a judge whose answers are cached per prompt
+(benchmarks/judge_cache.py), then reports, for each task, side by side on the same
+rows: the evidence signals alone, the judge alone, and their calibrated
+combination, every fitted figure cross-validated (10 folds by claim, summary or
+question); per source; and judge seconds and prompt tokens evaluated per sample.
 
-- context relevance on HotpotQA supporting facts: sentence precision / recall / F1
-  of the selected sentences against the gold sentences, macro-averaged, and the
-  share of "insufficient information" answers;
-- claim attribution on SciFact + WiCE: balanced accuracy, positive-class F1 and
-  the confusion matrix, overall and per source;
-- context recall on QAGS: statement accuracy and balanced accuracy with the given
-  statements, and the Pearson correlation of sample scores with the human share;
-- for both verdict tasks, the AUC of the judge's probability of "attributed", the
-  threshold used, and the threshold that would maximise their mean balanced accuracy
-  on these rows (how the catalog's calibrated thresholds are chosen);
-- retrieval: id_context_recall against the file's id_recall (must match on every
-  row) and nonllm_context_recall with every string measure.
+- attribution (SciFact + WiCE claims) and recall (QAGS summary statements): balanced
+  accuracy, AUC; the combination is fitted on both tasks at once, each task and
+  each class weighing the same;
+- relevance (HotpotQA supporting facts): sentence precision / recall / F1 of the
+  selection, the share of "insufficient information" answers;
+- the combination as shipped in models/catalog.toml for this judge, applied to the
+  same rows (in-sample when the catalog was fitted on them: reported as such);
+- retrieval: id_context_recall against the file's id_recall (must match every row).
 
-    python benchmarks/accuracy.py --limit 20            # a quick look
-    python benchmarks/accuracy.py --json accuracy.json  # the whole dev split
+    python benchmarks/accuracy.py --task attribution --limit 20        # a quick look
+    python benchmarks/accuracy.py                                       # the whole dev split
+    python benchmarks/accuracy.py --fit --write-catalog                 # refit and store the calibration
+
+Judge answers are cached in benchmarks/.cache/judge/<model file>/, so a rerun that
+changes only the evidence or the fit needs no model.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from localeval import evaluate, load_judge
-from localeval.errors import JudgeError
-from localeval.judge import Judge
-from localeval.metrics import create_metric
-from localeval.metrics.recall import ContextRecall, decision_threshold
-from localeval.metrics.string_recall import MEASURES
-from localeval.samples import Sample
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate import (  # noqa: E402  (benchmarks are scripts, not a package)
+    FOLDS,
+    Fit,
+    auc,
+    balanced_accuracy,
+    balancing_weights,
+    cross_validated,
+    fit_logistic,
+    logit,
+    selection_f1,
+)
+from judge_cache import CachedJudge  # noqa: E402
+
+from localeval import evaluate  # noqa: E402
+from localeval.errors import JudgeError  # noqa: E402
+from localeval.judge import load_judge  # noqa: E402
+from localeval.metrics import create_metric  # noqa: E402
+from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY  # noqa: E402
+from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY  # noqa: E402
+from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model  # noqa: E402
+from localeval.samples import Sample  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
+CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
+
+# The features of each combination. Few on purpose: a held-out split of the same
+# sources checks that they generalise.
+EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing"]
+ATTRIBUTION_FEATURES = ["judge", *EVIDENCE_FEATURES]
+RELEVANCE_EVIDENCE = ["overlap", "passage_overlap", "bridge", "opens_passage"]
+RELEVANCE_JUDGE = ["judge_unit", "judge_passage", "unit_judged"]
+RELEVANCE_FEATURES = [*RELEVANCE_EVIDENCE, *RELEVANCE_JUDGE]
+SELECTION_THRESHOLDS = [round(t, 3) for t in np.linspace(0.05, 0.8, 31)]
 
 
 def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
     """All rows, or `limit` rows evenly spaced through the file (the files are grouped by
-    source, so the first rows alone would leave whole sources out), each moved `shift`
-    rows on: a shift smaller than the spacing picks rows disjoint from the unshifted
-    choice, to check a threshold on rows it was not chosen on."""
+    source), each moved `shift` rows on: a shift smaller than the spacing picks rows
+    disjoint from the unshifted choice."""
     rows = [json.loads(line) for line in open(DATA / name, encoding="utf-8") if line.strip()]
     if not limit or limit >= len(rows):
         return rows
     return [rows[(i * len(rows) // limit + shift) % len(rows)] for i in range(limit)]
 
 
-def balanced(pairs: list[tuple[int, int]]) -> dict[str, Any]:
-    """Balanced accuracy, accuracy, positive F1 and confusion matrix of (gold, predicted) pairs."""
-    tp = sum(1 for g, p in pairs if g == 1 and p == 1)
-    tn = sum(1 for g, p in pairs if g == 0 and p == 0)
-    fp = sum(1 for g, p in pairs if g == 0 and p == 1)
-    fn = sum(1 for g, p in pairs if g == 1 and p == 0)
-    tpr = tp / (tp + fn) if tp + fn else float("nan")
-    tnr = tn / (tn + fp) if tn + fp else float("nan")
-    f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return {
-        "n": len(pairs),
-        "accuracy": (tp + tn) / len(pairs) if pairs else float("nan"),
-        "balanced_accuracy": (tpr + tnr) / 2,
-        "f1_positive": f1,
-        "confusion": {"tp": tp, "fn": fn, "fp": fp, "tn": tn},
-    }
+def progress(task: str, done: int, total: int, started: float) -> None:
+    print(f"{task}: {done}/{total} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
 
-def auc(scored: list[tuple[int, float]]) -> float:
-    """Area under the ROC curve of (gold, probability) pairs: how well the probability ranks
-    supported above unsupported, whatever the threshold (0.5 = chance)."""
-    positives = [p for g, p in scored if g == 1]
-    negatives = [p for g, p in scored if g == 0]
-    if not positives or not negatives:
-        return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
-    return wins / (len(positives) * len(negatives))
+# -- running the metrics ----------------------------------------------------------
 
 
-def best_threshold(tasks: list[list[tuple[int, float]]]) -> tuple[float, float]:
-    """The decision threshold that maximises the mean balanced accuracy over `tasks`
-    (midpoints between neighbouring probabilities), and that mean."""
-    values = sorted({p for task in tasks for _, p in task})
-    candidates = [(a + b) / 2 for a, b in zip(values, values[1:])] or [0.5]
-
-    def mean_balanced(threshold: float) -> float:
-        return statistics.fmean(balanced([(g, int(p >= threshold)) for g, p in task])["balanced_accuracy"] for task in tasks)
-
-    threshold = max(candidates, key=mean_balanced)
-    return round(threshold, 3), mean_balanced(threshold)
-
-
-def pearson(xs: list[float], ys: list[float]) -> float:
-    if len(xs) < 2 or statistics.pstdev(xs) == 0 or statistics.pstdev(ys) == 0:
-        return float("nan")
-    return statistics.correlation(xs, ys)
-
-
-def timed(run: Callable[[], Any]) -> tuple[Any, float]:
+def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int) -> list[dict[str, Any]]:
+    """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
+    metric = create_metric("context_recall")
+    records: list[dict[str, Any]] = []
+    if task == "attribution":
+        items = [
+            (r["id"], r["source"], Sample(user_input=f"Tell me about {r['wiki_title']}." if r.get("wiki_title") else "", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]])
+            for r in read("attribution_dev.jsonl", limit, shift)
+        ]
+    else:
+        items = [
+            (r["id"], r["source"], Sample(user_input=r["user_input"], retrieved_contexts=r["retrieved_contexts"]), r["statements"], r["statement_labels"])
+            for r in read("recall_dev.jsonl", limit, shift)
+        ]
     started = time.perf_counter()
-    result = run()
-    return result, time.perf_counter() - started
+    for number, (row_id, source, sample, statements, labels) in enumerate(items, start=1):
+        try:
+            score = metric.score_statements(sample, statements, judge)
+        except JudgeError as error:
+            records.append({"group": row_id, "error": str(error)})
+            continue
+        for verdict, label in zip(score.details["statements"], labels):
+            records.append({"group": row_id, "source": source, "label": label, "features": verdict["features"], "cost": score.usage, "n": len(statements)})
+        progress(task, number, len(items), started)
+    return records
 
 
-def same_sentence(a: str, b: str) -> bool:
+def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
+    """One record per question: the gold sentences, every unit's features, the cost."""
+    rows = read("relevance_dev.jsonl", limit, shift)
+    metric = create_metric("context_relevance")
+    records = []
+    started = time.perf_counter()
+    for number, row in enumerate(rows, start=1):
+        sample = Sample(id=row["id"], user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
+        run = evaluate([sample], [metric], judge=judge)
+        result = run.results[0]
+        if "context_relevance" in result["errors"]:
+            records.append({"group": row["id"], "error": result["errors"]["context_relevance"]})
+            continue
+        details = result["details"]["context_relevance"]
+        units = [s for s in _sentences(row)]
+        gold = {i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"])}
+        records.append({"group": row["id"], "source": row.get("question_type", "hotpotqa"), "features": details["features"], "gold": sorted(gold), "cost": result["usage"]["context_relevance"]})
+        progress("relevance", number, len(rows), started)
+    return records
+
+
+def _sentences(row: Mapping[str, Any]) -> list[str]:
+    from localeval.text import split_sentences
+
+    return [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+
+
+def _same_sentence(a: str, b: str) -> bool:
     """pysbd and HotpotQA split a few sentences differently; containment counts as the same sentence."""
     a, b = a.strip(), b.strip()
     return a == b or (len(a) > 20 and a in b) or (len(b) > 20 and b in a)
 
 
-def relevance_task(judge: Judge, limit: int | None, mode: str, shift: int = 0) -> dict[str, Any]:
-    rows = read("relevance_dev.jsonl", limit, shift)
-    metric = create_metric("context_relevance", {"mode": mode})
-    samples = [Sample(id=r["id"], user_input=r["user_input"], retrieved_contexts=r["retrieved_contexts"]) for r in rows]
-    run, seconds = timed(lambda: evaluate(samples, [metric], judge=judge))
-    precisions, recalls, f1s, empty, errors = [], [], [], 0, 0
-    for row, result in zip(rows, run.results):
-        if "context_relevance" in result["errors"]:
-            errors += 1
+# -- figures ----------------------------------------------------------------------
+
+
+def _verdict_figures(records: Sequence[Mapping[str, Any]], scores: Sequence[float], threshold: float) -> dict[str, Any]:
+    labels = [r["label"] for r in records]
+    out: dict[str, Any] = {"balanced_accuracy": balanced_accuracy(labels, [int(s >= threshold) for s in scores]), "auc": auc(labels, scores), "n": len(records)}
+    for source in sorted({r["source"] for r in records}):
+        picked = [(r["label"], s) for r, s in zip(records, scores) if r["source"] == source]
+        out[source] = balanced_accuracy([g for g, _ in picked], [int(s >= threshold) for _, s in picked])
+    return out
+
+
+def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Evidence alone, judge alone, the combination: each fitted and cross-validated on both
+    tasks at once; and the shipped combination applied as is."""
+    records = [{**r, "task": task} for task, rows in tasks.items() for r in rows if "error" not in r]
+    labels = [r["label"] for r in records]
+    weights = balancing_weights(labels, [r["task"] for r in records])
+    features = [r["features"] for r in records]
+    groups = [f"{r['task']}/{r['group']}" for r in records]
+    report: dict[str, Any] = {}
+    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("combination", ATTRIBUTION_FEATURES)):
+
+        def fitted(train: list[int], chosen: list[str] = chosen) -> Any:
+            model = fit_logistic([features[i] for i in train], [labels[i] for i in train], [weights[i] for i in train], chosen)
+            return lambda test: model.probabilities([features[i] for i in test])
+
+        predicted = cross_validated(features, groups, fitted)
+        report[name] = {task: _verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
+    final = fit_logistic(features, labels, weights, ATTRIBUTION_FEATURES)
+    report["fit"] = final.table()
+    if shipped:
+        model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
+        predicted = model.probabilities(features)
+        report["shipped"] = {task: _verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
+    report["errors"] = sum(1 for rows in tasks.values() for r in rows if "error" in r)
+    report["cost"] = {task: _cost(rows) for task, rows in tasks.items()}
+    return report
+
+
+def _cost(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Per sample: judge calls and prompt tokens evaluated (after prefix reuse)."""
+    per_group: dict[str, Mapping[str, Any]] = {}
+    for r in records:
+        if "cost" in r:
+            per_group[r["group"]] = r["cost"]
+    costs = list(per_group.values())
+    if not costs:
+        return {}
+    return {"samples": len(costs), "calls": statistics.fmean(c["calls"] for c in costs), "prompt_evaluated": statistics.fmean(c["prompt_evaluated"] for c in costs)}
+
+
+def _select(probabilities: np.ndarray, threshold: float) -> set[int]:
+    return {i for i, p in enumerate(probabilities) if p >= threshold}
+
+
+def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Sentence selection, cross-validated by question: a logistic model of "required" per
+    unit, and the selection threshold that maximises mean F1 on the training folds."""
+    good = [r for r in records if "error" not in r]
+    report: dict[str, Any] = {"errors": len(records) - len(good), "cost": _cost(good)}
+    for name, chosen in (("evidence", RELEVANCE_EVIDENCE), ("judge", RELEVANCE_JUDGE), ("combination", RELEVANCE_FEATURES)):
+        predicted = _relevance_cv(good, chosen)
+        report[name] = _selection_figures(good, predicted)
+    model, threshold = _fit_relevance(good, RELEVANCE_FEATURES)
+    # The selection threshold is folded into the intercept, so the metric selects at 0.5.
+    report["fit"] = Fit(model.intercept - logit(threshold), model.weights).table()
+    report["fit_threshold"] = threshold
+    if shipped:
+        fitted = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
+        report["shipped"] = _selection_figures(good, [_select(fitted.probabilities(r["features"]), 0.5) for r in good])
+    return report
+
+
+def _fit_relevance(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> tuple[Fit, float]:
+    units = [(f, int(i in set(r["gold"]))) for r in records for i, f in enumerate(r["features"])]
+    model = fit_logistic([f for f, _ in units], [g for _, g in units], [1.0] * len(units), chosen)
+    probabilities = [model.probabilities(r["features"]) for r in records]
+
+    def mean_f1(threshold: float) -> float:
+        return statistics.fmean(selection_f1(_select(p, threshold), set(r["gold"]))[2] for p, r in zip(probabilities, records))
+
+    return model, max(SELECTION_THRESHOLDS, key=mean_f1)
+
+
+def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> list[set[int]]:
+    from calibrate import folds_by_group
+
+    assignment = folds_by_group([r["group"] for r in records], FOLDS)
+    selections: list[set[int]] = [set() for _ in records]
+    for fold in range(FOLDS):
+        train = [r for r, f in zip(records, assignment) if f != fold]
+        if not train:
             continue
-        selected = result["details"]["context_relevance"]["selected_sentences"]
-        gold = row["gold_sentences"]
-        empty += not selected
-        hits = sum(1 for s in selected if any(same_sentence(s, g) for g in gold))
-        found = sum(1 for g in gold if any(same_sentence(s, g) for s in selected))
-        p = hits / len(selected) if selected else 0.0
-        r = found / len(gold)
-        precisions.append(p)
-        recalls.append(r)
-        f1s.append(2 * p * r / (p + r) if p + r else 0.0)
-    return {
-        "n": len(rows),
-        "precision": statistics.fmean(precisions),
-        "recall": statistics.fmean(recalls),
-        "f1": statistics.fmean(f1s),
-        "insufficient_share": empty / len(rows),
-        "unparsable": errors,
-        "seconds": seconds,
-        "samples_per_s": len(rows) / seconds,
+        model, threshold = _fit_relevance(train, chosen)
+        for index, (r, f) in enumerate(zip(records, assignment)):
+            if f == fold:
+                selections[index] = _select(model.probabilities(r["features"]), threshold)
+    return selections
+
+
+def _selection_figures(records: Sequence[Mapping[str, Any]], selections: Sequence[set[int]]) -> dict[str, Any]:
+    scores = [selection_f1(s, set(r["gold"])) for s, r in zip(selections, records)]
+    out: dict[str, Any] = {
+        "precision": statistics.fmean(p for p, _, _ in scores),
+        "recall": statistics.fmean(r for _, r, _ in scores),
+        "f1": statistics.fmean(f for _, _, f in scores),
+        "insufficient_share": statistics.fmean(1.0 if not s else 0.0 for s in selections),
+        "n": len(records),
     }
-
-
-def attribution_task(judge: Judge, limit: int | None, options: dict[str, str], shift: int = 0) -> dict[str, Any]:
-    rows = read("attribution_dev.jsonl", limit, shift)
-    metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
-    pairs: dict[str, list[tuple[int, int]]] = {"all": []}
-    scored: list[tuple[int, float]] = []
-    errors = 0
-    started = time.perf_counter()
-    for number, row in enumerate(rows, start=1):
-        question = f"A claim from the Wikipedia article '{row['wiki_title']}'." if row.get("wiki_title") else "Check the claim."
-        sample = Sample(user_input=question, retrieved_contexts=[row["context"]])
-        try:
-            score = metric.score_statements(sample, [row["claim"]], judge)
-        except JudgeError as error:
-            errors += 1
-            print(f"{row['id']}: {error}", file=sys.stderr)
-            continue
-        verdict = score.details["statements"][0]
-        for key in ("all", row["source"]):
-            pairs.setdefault(key, []).append((row["label"], verdict["attributed"]))
-        scored.append((row["label"], verdict["probability"]))
-        progress("attribution", number, len(rows), started)
-    seconds = time.perf_counter() - started
-    out: dict[str, Any] = {key: balanced(value) for key, value in pairs.items()}
-    out["all"].update({"auc": auc(scored), "unparsable": errors, "seconds": seconds, "samples_per_s": len(rows) / seconds})
-    out["scored"] = scored
+    for source in sorted({r["source"] for r in records}):
+        out[source] = statistics.fmean(f for (_, _, f), r in zip(scores, records) if r["source"] == source)
     return out
 
 
-def recall_task(judge: Judge, limit: int | None, options: dict[str, str], shift: int = 0) -> dict[str, Any]:
-    rows = read("recall_dev.jsonl", limit, shift)
-    metric: ContextRecall = create_metric("context_recall", options)  # type: ignore[assignment]
-    pairs: list[tuple[int, int]] = []
-    scored: list[tuple[int, float]] = []
-    scores, human = [], []
-    errors = 0
-    started = time.perf_counter()
-    for number, row in enumerate(rows, start=1):
-        sample = Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
-        try:
-            score = metric.score_statements(sample, row["statements"], judge)
-        except JudgeError as error:
-            errors += 1
-            print(f"{row['id']}: {error}", file=sys.stderr)
-            continue
-        verdicts = score.details["statements"]
-        pairs.extend(zip(row["statement_labels"], [v["attributed"] for v in verdicts]))
-        scored.extend(zip(row["statement_labels"], [v["probability"] for v in verdicts]))
-        scores.append(score.value)
-        human.append(sum(row["statement_labels"]) / len(row["statement_labels"]))
-        progress("recall", number, len(rows), started)
-    seconds = time.perf_counter() - started
-    out = balanced(pairs)
-    out.update(
-        {"auc": auc(scored), "pearson_sample_score": pearson(scores, human), "unparsable": errors, "seconds": seconds, "samples_per_s": len(rows) / seconds, "scored": scored}
-    )
-    return out
-
-
-def progress(task: str, done: int, total: int, started: float) -> None:
-    print(f"{task}: {done}/{total} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
-
-
-def retrieval_task(limit: int | None) -> dict[str, Any]:
+def retrieval_report(limit: int | None) -> dict[str, Any]:
     rows = read("retrieval_dev.jsonl", limit)
-    samples = [Sample(**{k: r[k] for k in ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids")}) for r in rows]
-    run, seconds = timed(lambda: evaluate(samples, ["id_context_recall"]))
+    samples = [Sample(retrieved_context_ids=r["retrieved_context_ids"], reference_context_ids=r["reference_context_ids"]) for r in rows]
+    run = evaluate(samples, ["id_context_recall"])
     mismatches = sum(1 for r, res in zip(rows, run.results) if res["scores"]["id_context_recall"] != r["id_recall"])
-    out: dict[str, Any] = {"n": len(rows), "id_recall_mismatches": mismatches, "id_seconds": seconds, "mean_id_recall": run.summary["metrics"]["id_context_recall"]["mean"]}
-    for measure in MEASURES:
-        run, seconds = timed(lambda: evaluate(samples, [create_metric("nonllm_context_recall", {"measure": measure})]))
-        out[f"nonllm_{measure}"] = {"mean": run.summary["metrics"]["nonllm_context_recall"]["mean"], "seconds": seconds}
-    return out
+    return {"n": len(rows), "id_recall_mismatches": mismatches}
+
+
+# -- output -------------------------------------------------------------------------
 
 
 def fmt(value: Any) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}" if isinstance(value, float) else str(value)
+    return "-" if value is None or (isinstance(value, float) and value != value) else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def print_table(report: dict[str, Any]) -> None:
-    judge = report["judge"]
-    print(f"recall options: {report['recall_options'] or 'defaults'}")
-    print(f"judge: {judge.get('model')} ({judge.get('file')}, sha256 {judge.get('sha256')}), n_ctx {judge.get('n_ctx')}, threads {judge.get('n_threads')}, seed {judge.get('seed')}")
+def print_report(report: dict[str, Any]) -> None:
+    print(f"judge: {report['judge']}")
+    if "verdicts" in report:
+        v = report["verdicts"]
+        print("\nstatement verdicts (balanced accuracy / AUC, 10-fold cross-validated; per source: balanced accuracy)")
+        for name in ("evidence", "judge", "combination", "shipped"):
+            if name in v:
+                cells = "   ".join(f"{task} {fmt(f['balanced_accuracy'])} / {fmt(f['auc'])} ({', '.join(f'{k} {fmt(x)}' for k, x in f.items() if k not in ('balanced_accuracy', 'auc', 'n'))})" for task, f in v[name].items())
+                label = "shipped (catalog, as is)" if name == "shipped" else name
+                print(f"  {label:<26} {cells}")
+        print(f"  fitted on all rows: {v['fit']}")
+        for task, cost in v["cost"].items():
+            print(f"  {task}: {fmt(cost.get('calls'))} judge calls and {fmt(cost.get('prompt_evaluated'))} prompt tokens evaluated per sample ({cost.get('samples')} samples)")
+        print(f"  judge errors: {v['errors']}")
     if "relevance" in report:
         r = report["relevance"]
-        print(f"\ncontext relevance (HotpotQA, n={r['n']}): precision {fmt(r['precision'])}  recall {fmt(r['recall'])}  F1 {fmt(r['f1'])}  "
-              f"insufficient {fmt(r['insufficient_share'])}  unparsable {r['unparsable']}  {fmt(r['samples_per_s'])} samples/s  {r['seconds']:.0f} s")
-    if "attribution" in report:
-        print("\nclaim attribution (SciFact + WiCE):")
-        for key, a in report["attribution"].items():
-            c = a["confusion"]
-            print(f"  {key:<8} n={a['n']:<4} balanced acc {fmt(a['balanced_accuracy'])}  F1+ {fmt(a['f1_positive'])}  acc {fmt(a['accuracy'])}  "
-                  f"tp {c['tp']} fn {c['fn']} fp {c['fp']} tn {c['tn']}")
-        a = report["attribution"]["all"]
-        print(f"  AUC {fmt(a['auc'])}  unparsable {a['unparsable']}  {fmt(a['samples_per_s'])} samples/s  {a['seconds']:.0f} s")
-    if "recall" in report:
-        r = report["recall"]
-        c = r["confusion"]
-        print(f"\ncontext recall (QAGS statements, n={r['n']}): balanced acc {fmt(r['balanced_accuracy'])}  acc {fmt(r['accuracy'])}  AUC {fmt(r['auc'])}  "
-              f"tp {c['tp']} fn {c['fn']} fp {c['fp']} tn {c['tn']}\n  pearson(sample score, human share) {fmt(r['pearson_sample_score'])}  "
-              f"unparsable {r['unparsable']}  {fmt(r['samples_per_s'])} samples/s  {r['seconds']:.0f} s")
-    if "calibration" in report:
-        c = report["calibration"]
-        print(f"\nthreshold used for 'attributed': {c['threshold_used']}; the one that maximises the mean balanced accuracy "
-              f"of {' and '.join(c['tasks'])} on these rows: {c['best_threshold']} (mean balanced acc {fmt(c['best_mean_balanced_accuracy'])})")
+        print("\ncontext relevance, HotpotQA (sentence precision / recall / F1, insufficient-information share; 10-fold cross-validated)")
+        for name in ("evidence", "judge", "combination", "shipped"):
+            if name in r:
+                f = r[name]
+                sources = ", ".join(f"{k} F1 {fmt(x)}" for k, x in f.items() if k not in ("precision", "recall", "f1", "insufficient_share", "n"))
+                print(f"  {name:<26} {fmt(f['precision'])} / {fmt(f['recall'])} / {fmt(f['f1'])}   insufficient {fmt(f['insufficient_share'])}   ({sources}; n={f['n']})")
+        print(f"  fitted on all rows: {r['fit']} (selection threshold {r['fit_threshold']} folded into the intercept)")
+        print(f"  {fmt(r['cost'].get('calls'))} judge calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per sample; judge errors: {r['errors']}")
     if "retrieval" in report:
-        r = report["retrieval"]
-        print(f"\nretrieval (SciFact BM25 top-5, n={r['n']}): id_context_recall mismatches vs id_recall: {r['id_recall_mismatches']}  mean {fmt(r['mean_id_recall'])}")
-        for measure in MEASURES:
-            m = r[f"nonllm_{measure}"]
-            print(f"  nonllm_context_recall {measure:<16} mean {fmt(m['mean'])}  {m['seconds']:.2f} s")
+        print(f"\nretrieval: id_context_recall vs the file's id_recall: {report['retrieval']['id_recall_mismatches']} mismatches in {report['retrieval']['n']} rows")
+
+
+def write_catalog(model_name: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
+    """Store fitted calibrations in the model's [[model]] table of the catalog."""
+    text = CATALOG_FILE.read_text(encoding="utf-8")
+    start = text.index(f'name = "{model_name}"')
+    end = text.find("[[model]]", start)
+    end = len(text) if end < 0 else end
+    block = text[start:end]
+    lines = [line for line in block.rstrip("\n").split("\n") if not line.startswith("calibration.")]
+    for key, table in tables.items():
+        weights = ", ".join(f"{k} = {v}" for k, v in table["weights"].items())
+        lines.append(f"calibration.{key} = {{ intercept = {table['intercept']}, weights = {{ {weights} }} }}")
+    CATALOG_FILE.write_text(text[:start] + "\n".join(lines) + "\n\n" + text[end:].lstrip("\n") if end < len(text) else text[:start] + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=int, help="rows per task (default: the whole dev split)")
-    parser.add_argument("--tasks", default="relevance,attribution,recall,retrieval")
-    parser.add_argument("--model", help="GGUF path or catalog name (default: the default judge)")
-    parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--threads", type=int)
-    parser.add_argument("--relevance-mode", default="select", choices=["select", "classify"])
-    parser.add_argument("--recall-option", action="append", default=[], metavar="KEY=VALUE", help="context_recall option for the attribution and recall tasks")
-    parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument("--task", default="attribution,recall,relevance,retrieval", help="comma-separated: attribution, recall, relevance, retrieval")
+    parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: the whole dev split)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
+    parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
-    tasks = args.tasks.split(",")
-    judge = load_judge(args.model, n_ctx=args.n_ctx, n_threads=args.threads) if set(tasks) - {"retrieval"} else None
-    recall_options = dict(option.split("=", 1) for option in args.recall_option)
-    report: dict[str, Any] = {"judge": judge.describe() if judge else {}, "limit": args.limit, "shift": args.shift, "recall_options": recall_options}
-    runners = {
-        "relevance": lambda: relevance_task(judge, args.limit, args.relevance_mode, args.shift),
-        "attribution": lambda: attribution_task(judge, args.limit, recall_options, args.shift),
-        "recall": lambda: recall_task(judge, args.limit, recall_options, args.shift),
-        "retrieval": lambda: retrieval_task(args.limit),
-    }
-    for task in tasks:
-        report[task] = runners[task]()
-    scored = {task: report[task].pop("scored") for task in ("attribution", "recall") if task in report}
-    if judge is not None and scored:
-        threshold, mean_balanced = best_threshold(list(scored.values()))
-        used = decision_threshold(create_metric("context_recall", recall_options).params, judge)  # type: ignore[arg-type]
-        report["calibration"] = {"tasks": list(scored), "threshold_used": used, "best_threshold": threshold, "best_mean_balanced_accuracy": mean_balanced}
-    print_table(report)
+    tasks = args.task.split(",")
+    path, catalog_name = resolve_model(args.model)
+    shipped = CATALOG[catalog_name].calibration if catalog_name else {}
+    judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), n_threads=args.threads), shipped)
+    report: dict[str, Any] = {"judge": catalog_name or path.name, "limit": args.limit, "shift": args.shift}
+    verdict_tasks = {task: statement_rows(judge, task, args.limit, args.shift) for task in ("attribution", "recall") if task in tasks}
+    if verdict_tasks:
+        report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY))
+    if "relevance" in tasks:
+        report["relevance"] = relevance_report(relevance_rows(judge, args.limit, args.shift), shipped.get(RELEVANCE_KEY))
+    if "retrieval" in tasks:
+        report["retrieval"] = retrieval_report(args.limit)
+    judge.close()
+    report["judge_cache_misses"] = judge.misses
+    print_report(report)
+    if args.write_catalog and catalog_name:
+        tables = {}
+        if "verdicts" in report:
+            tables[ATTRIBUTION_KEY] = report["verdicts"]["fit"]
+        if "relevance" in report:
+            tables[RELEVANCE_KEY] = report["relevance"]["fit"]
+        write_catalog(catalog_name, tables)
+        print(f"\nwrote the calibration of {catalog_name} to {CATALOG_FILE}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
 

@@ -34,14 +34,13 @@ from rapidfuzz import distance, process
 
 from localeval.io import read_records
 from localeval.metrics import create_metric
-from localeval.runner import score
 from localeval.metrics.string_recall import MEASURES
+from localeval.runner import STRING_BATCH, score
+from localeval.samples import Sample
 
 # Tens of milliseconds a pair on long texts that do not contain each other: minutes
 # for the default file, so it is timed only when asked for (--measures partial_ratio).
 SLOW_MEASURES = ("partial_ratio",)
-from localeval.runner import STRING_BATCH
-from localeval.samples import Sample
 
 WORDS = ["".join(random.Random(i).choices(string.ascii_lowercase, k=random.Random(i).randint(2, 9))) for i in range(3000)]
 

@@ -13,8 +13,9 @@ The public API; importing it loads no model and does no work.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from localeval.errors import ConfigError, InputError, Interrupted, JudgeError, LocalevalError, ModelError
 from localeval.judge import Judge, load_judge

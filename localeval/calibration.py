@@ -12,8 +12,9 @@ A GGUF file that is not in the catalog uses `DEFAULT_MODELS`, documented there.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from localeval.errors import ConfigError
 
@@ -38,7 +39,7 @@ class LogisticModel:
         return {"intercept": self.intercept, "weights": dict(self.weights)}
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any], where: str) -> "LogisticModel":
+    def from_table(cls, table: Mapping[str, Any], where: str) -> LogisticModel:
         """Read `{intercept = ..., weights = {name = ...}}` from the catalog, naming `where` on error."""
         try:
             weights = {str(k): float(v) for k, v in dict(table["weights"]).items()}

@@ -14,8 +14,9 @@ import json
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -28,13 +29,12 @@ from localeval.pipeline import score_file
 from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
-from localeval.results import ResultRow, RunHeader, read_results, rows_only
+from localeval.results import RunHeader, read_results, rows_only
 from localeval.settings import build_settings, describe_source
 from localeval.summary import Summary
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[str, str, Any]] = {
-    "relevance_mode": ("context_relevance", "mode", None),
     "statements": ("context_recall", "statements", None),
     "no_reasons": ("context_recall", "reasons", False),
 }
@@ -126,7 +126,6 @@ def cli() -> None:
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: all.")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
-@click.option("--relevance-mode", type=click.Choice(["select", "classify"]), help="Shortcut for --option context_relevance.mode=...")
 @click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=...")
 @click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false (faster).")
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
@@ -146,6 +145,9 @@ def cli() -> None:
 @click.option("--n-ctx", type=int, help="Judge context window in tokens (default 4096, at least 512).")
 @click.option("--threads", type=int, help="Judge CPU threads (default: number of cores, at most 8).")
 @click.option("--seed", type=int, help="Judge seed (default 0; decoding is greedy either way).")
+@click.option("--gpu-layers", type=int, help="Judge layers to offload to the GPU (-1: all); needs llama-cpp-python built for CUDA or Metal.")
+@click.option("--judge-url", help="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
+@click.option("--judge-concurrency", type=int, help="Requests kept in flight to a judge server (default 4).")
 def score_command(
     input_path: str,
     metric_names: tuple[str, ...],
@@ -177,7 +179,7 @@ def score_command(
         "timing": not no_timing,
     }
     given = {"metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
-    given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed")})
+    given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed", "gpu_layers", "judge_url", "judge_concurrency")})
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:

@@ -11,10 +11,11 @@ signal on QAGS summaries (benchmarks/accuracy.py prints both).
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
 
 from rapidfuzz import fuzz
 
@@ -30,6 +31,8 @@ STOP_WORDS = frozenset(
 )
 _WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A name: a capitalised word that does not open the statement ("Marilyn", "Castonguay").
+_NAME = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][\w'-]+")
 # Crude English suffixes: enough for "produces"/"produced"/"producing" to meet.
 _SUFFIXES = ("ing", "ed", "es", "s")
 MIN_STEM = 3
@@ -42,13 +45,23 @@ def _stem(word: str) -> str:
     return word
 
 
+def _surface_words(text: str, language: str) -> dict[str, str]:
+    """Content word (stemmed, for English) -> the first word of `text` it came from, lower-cased."""
+    words: dict[str, str] = {}
+    for word in _WORD.findall(text.lower()):
+        if language == "en":
+            if word in STOP_WORDS:
+                continue
+            words.setdefault(_stem(word), word)
+        else:
+            words.setdefault(word, word)
+    return words
+
+
 @lru_cache(maxsize=4096)
 def content_words(text: str, language: str = "en") -> tuple[str, ...]:
     """Lower-cased words of `text` without function words, lightly stemmed (English), in order, unique."""
-    found = _WORD.findall(text.lower())
-    if language == "en":
-        found = [_stem(word) for word in found if word not in STOP_WORDS]
-    return tuple(dict.fromkeys(found))
+    return tuple(_surface_words(text, language))
 
 
 def numbers(text: str) -> frozenset[str]:
@@ -76,8 +89,9 @@ class StatementEvidence:
 
     coverage: float  # share of the statement's content words found anywhere in the context
     number_coverage: float  # share of its numbers found in the context (1.0 when it has none)
+    entity_coverage: float  # share of its names (capitalised words) found in the context (1.0 when it has none)
     matches: tuple[SentenceMatch, ...] = field(default=())  # best first
-    missing: tuple[str, ...] = field(default=())  # content words (stemmed) found nowhere
+    missing: tuple[str, ...] = field(default=())  # the statement's content words found nowhere, as it writes them
 
     @property
     def best_coverage(self) -> float:
@@ -94,6 +108,10 @@ class StatementEvidence:
             "best_coverage": self.best_coverage,
             "similarity": self.best_similarity,
             "number_coverage": self.number_coverage,
+            "entity_coverage": self.entity_coverage,
+            # How many words are missing, not what share: one missing name in a long
+            # claim matters as much as in a short one.
+            "missing": math.log1p(len(self.missing)),
         }
 
 
@@ -108,12 +126,15 @@ def statement_evidence(statement: str, sentences: Sequence[str], language: str =
         for index, (sentence, words) in enumerate(zip(sentences, per_sentence))
     ]
     matches.sort(key=lambda m: (-m.coverage, -m.similarity, m.index))
-    context_numbers = numbers(" ".join(sentences))
+    context_text = " ".join(sentences)
+    context_lower = context_text.lower()
+    names = [name for name in _NAME.findall(statement) if name.lower() not in STOP_WORDS]
     return StatementEvidence(
         coverage=_share(wanted, everywhere),
-        number_coverage=_share(numbers(statement), context_numbers),
+        number_coverage=_share(numbers(statement), numbers(context_text)),
+        entity_coverage=sum(1 for name in names if name.lower() in context_lower) / len(names) if names else 1.0,
         matches=tuple(matches),
-        missing=tuple(word for word in wanted if word not in everywhere),
+        missing=tuple(surface for word, surface in _surface_words(statement, language).items() if word not in everywhere),
     )
 
 

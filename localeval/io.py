@@ -12,8 +12,9 @@ newlines.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, Mapping
+from typing import BinaryIO
 
 from pydantic_core import from_json
 

@@ -16,10 +16,11 @@ import sys
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO
 
 from localeval.errors import ModelError
 from localeval.files import file_sha256
@@ -46,9 +47,10 @@ class CatalogModel:
     upstream: str
     member: str
     packages: tuple[str, ...]
-    # Decision thresholds on the judge's verdict probabilities, chosen on the dev sets
-    # by benchmarks/accuracy.py (key: the verdict, e.g. "attributed").
-    thresholds: dict[str, float] = field(default_factory=dict)
+    # Calibrated combinations of the judge's log-odds and the evidence features, per
+    # task ("attribution", "relevance"), fitted on the dev sets by
+    # `benchmarks/accuracy.py --fit` (see localeval.calibration).
+    calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _load_catalog() -> tuple[str, dict[str, CatalogModel]]:

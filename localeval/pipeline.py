@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
 from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
@@ -210,7 +211,15 @@ def score_file(
     metrics = build_metrics(settings)
     summary = Summary([m.name for m in metrics], settings.thresholds, settings.min_mean)
     if judge is None and any(m.needs_judge for m in metrics):
-        judge = load_judge(settings.model, n_ctx=settings.n_ctx, n_threads=settings.threads, seed=settings.seed)
+        judge = load_judge(
+            settings.model,
+            n_ctx=settings.n_ctx,
+            n_threads=settings.threads,
+            seed=settings.seed,
+            gpu_layers=settings.gpu_layers,
+            judge_url=settings.judge_url,
+            concurrency=settings.judge_concurrency,
+        )
     provenance = describe_run(settings, metrics, judge, _input_sha256(settings))
     results_file = settings.output if settings.output and is_regular_or_new(settings.output) else None
     written = 0

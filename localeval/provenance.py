@@ -8,8 +8,9 @@ weights and settings, the config file used, and the package versions.
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from importlib import metadata
-from typing import Any, Sequence
+from typing import Any
 
 from localeval.judge import Judge
 from localeval.metrics import Metric

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator, Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Mapping, Union
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +27,7 @@ FORMAT_VERSION = 1
 MAX_LINE_BYTES = 64 << 20  # a results line longer than this is not one of ours
 
 Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-SampleId = Union[str, int]
+SampleId = str | int
 
 
 class ResultRow(BaseModel):
@@ -50,7 +51,7 @@ class ResultRow(BaseModel):
         """The input line itself could not be read as a sample."""
         return INPUT_ERROR_KEY in self.errors
 
-    def outcome(self, metric: str, threshold: float | None) -> "Outcome":
+    def outcome(self, metric: str, threshold: float | None) -> Outcome:
         """The one pass/fail rule every report and the exit code use."""
         if self.unreadable or metric in self.errors or metric not in self.scores:
             return Outcome.ERROR

@@ -1,15 +1,18 @@
 """Scoring: samples in, one result per sample out, in input order, as a stream.
 
 Samples are scored in batches so the string metrics can vectorise across
-samples; when a judge metric is selected the batch is one sample, so results
-appear (and are written) as soon as each sample is judged.
+samples; when a judge metric is selected the batch is as many samples as the
+judge takes at once (one in process, several on a server), so results appear
+(and are written) as soon as they are judged.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
-from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
+from typing import Any
 
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.io import Record
@@ -21,8 +24,8 @@ from localeval.samples import Sample, parse_sample
 PROMPT_EVALUATED = "prompt_evaluated"
 STRING_BATCH = 512  # samples per vectorised batch: large enough to amortise, small enough to stream
 
-SampleLike = Union[Sample, Mapping[str, Any], Record]
-MetricLike = Union[str, Metric[Any]]
+SampleLike = Sample | Mapping[str, Any] | Record
+MetricLike = str | Metric[Any]
 
 
 def resolve_metrics(metrics: Iterable[MetricLike]) -> list[Metric[Any]]:
@@ -68,7 +71,7 @@ def score(
     if judge is None and any(m.needs_judge for m in selected):
         names = ", ".join(m.name for m in selected if m.needs_judge)
         raise ConfigError(f"{names} need a judge model; pass judge= (or --model on the command line)")
-    batch_size = 1 if any(m.needs_judge for m in selected) else STRING_BATCH
+    batch_size = concurrency(judge) if any(m.needs_judge for m in selected) else STRING_BATCH
     records = (r for r in _as_records(samples) if r.line not in skip_lines)
     while True:
         batch: list[Record] = []
@@ -113,13 +116,34 @@ def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], ju
                 ready.append((result, sample))
         if not ready:
             continue
-        started = time.perf_counter()
-        for (result, _), outcome in zip(ready, _safe_score(metric, [s for _, s in ready], judge)):
-            _record(result, metric.name, outcome)
-        if metric.needs_judge:  # judge batches are one sample, so this is that sample's time
-            for result, _ in ready:
-                result.timing.setdefault(metric.name, {})["seconds"] = round(time.perf_counter() - started, 4)
+        if metric.needs_judge:
+            for (result, _), (outcome, seconds) in zip(ready, _judge_each(metric, [s for _, s in ready], judge)):
+                _record(result, metric.name, outcome)
+                result.timing.setdefault(metric.name, {})["seconds"] = round(seconds, 4)
+        else:
+            for (result, _), outcome in zip(ready, _safe_score(metric, [s for _, s in ready], judge)):
+                _record(result, metric.name, outcome)
     return results
+
+
+def _judge_each(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[tuple[Score, float]]:
+    """Each sample scored on its own (and timed), several at once when the judge can take
+    concurrent calls (a server); results come back in input order."""
+
+    def one(sample: Sample) -> tuple[Score, float]:
+        started = time.perf_counter()
+        return _safe_score(metric, [sample], judge)[0], time.perf_counter() - started
+
+    workers = concurrency(judge)
+    if workers == 1 or len(samples) == 1:
+        return [one(sample) for sample in samples]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, samples))
+
+
+def concurrency(judge: Judge | None) -> int:
+    """How many samples a judge can work on at once: a server says so; in-process judges take one."""
+    return max(1, int(getattr(judge, "concurrency", 1)))
 
 
 def _safe_score(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[Score]:

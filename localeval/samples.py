@@ -7,7 +7,8 @@ accepted too, so old datasets score without a conversion step.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Union
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -22,7 +23,7 @@ def _integral_float_as_int(value: Any) -> Any:
     return value
 
 
-ContextId = Annotated[Union[str, int], BeforeValidator(_integral_float_as_int)]
+ContextId = Annotated[str | int, BeforeValidator(_integral_float_as_int)]
 
 # legacy name -> ragas name. `ground_truths` is a list whose first element is the
 # reference (ragas 0.1 behaviour), handled separately below.
@@ -97,7 +98,7 @@ def parse_sample_json(raw: bytes | str) -> Sample | None:
     general path, which gives the same sample or the precise error.
     """
     try:
-        sample = _VALIDATOR.validate_json(raw)
+        sample: Sample = _VALIDATOR.validate_json(raw)
     except ValueError:
         return None
     extra = sample.__pydantic_extra__
@@ -113,7 +114,7 @@ class _FieldProblem(ValueError):
         self.reason = reason
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: Mapping[str, Any]) -> str:
     """Pydantic's message plus what it got, shortened so a 10 MB line stays readable."""
     got = repr(error.get("input"))
     if len(got) > 60:

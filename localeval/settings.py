@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
@@ -50,6 +51,9 @@ class FileSettings(BaseModel):
     n_ctx: int | None = Field(None, ge=MIN_CONTEXT, le=MAX_CONTEXT, description="judge context window in tokens")
     threads: int | None = Field(None, ge=1, le=MAX_THREADS, description="judge CPU threads")
     seed: int | None = Field(None, ge=0, description="judge seed")
+    gpu_layers: int | None = Field(None, ge=-1, description="judge layers to offload to the GPU (-1: all; needs a GPU build of llama-cpp-python)")
+    judge_url: str | None = Field(None, description="an OpenAI-compatible server's base URL; --model then names the served model")
+    judge_concurrency: int | None = Field(None, ge=1, le=256, description="requests kept in flight to a judge server (default 4)")
 
 
 class RunSettings(FileSettings):

@@ -11,8 +11,9 @@ within half a bin (BIN_WIDTH / 2 = 0.00005) of the exact median.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from localeval.errors import ConfigError
 from localeval.results import Outcome, ResultRow

@@ -1,25 +1,90 @@
 """Helpers for users' own tests: gate a test on a metric, load the judge once per test run,
 and a scripted judge that needs no model.
 
-    from localeval.testing import assert_metric, shared_judge
+    from localeval.testing import ScriptedJudge, assert_metric, shared_judge
 
     def test_retrieval_recall():
         assert_metric(samples, "context_recall", threshold=0.8, judge=shared_judge())
+
+    def test_my_pipeline_writes_scores():  # the plumbing, without a model
+        run = evaluate(samples, ["context_recall"], judge=ScriptedJudge(lambda messages: 0.9))
 
 A failure lists the failing samples with their scores and the reasons.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
 
 from localeval import evaluate
-from localeval.judge import Judge, load_judge
+from localeval.errors import JudgeError
+from localeval.judge import Judge, Message, T, Usage, load_judge
 from localeval.metrics import create_metric
 from localeval.reports import explain, score_text
 from localeval.results import Outcome, ResultRow
 from localeval.runner import SampleLike
+
+
+class ScriptedJudge:
+    """A judge without a model, for testing what surrounds the judge (inspect_ai's mock model
+    is the pattern). Every call is recorded in `calls`.
+
+    `verdict(messages)` gives the probability of "Yes" for each Yes/No question (a bool is
+    certainty); the default says yes to everything. `answer(messages, schema)` gives the
+    dict `ask` returns (only the claims option asks); the default is an error.
+    """
+
+    def __init__(
+        self,
+        verdict: Callable[[list[Message]], float | bool] | None = None,
+        answer: Callable[[list[Message], type[BaseModel]], dict[str, Any]] | None = None,
+        *,
+        context_size: int = 4096,
+        calibration: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self._verdict = verdict or (lambda messages: 1.0)
+        self._answer = answer
+        self._context_size = context_size
+        self._calibration = dict(calibration or {})
+        self.calls: list[list[Message]] = []
+
+    @staticmethod
+    def _usage(messages: list[Message]) -> Usage:
+        tokens = sum(len(m["content"]) for m in messages) // 4
+        return Usage(prompt_tokens=tokens, prompt_evaluated=tokens, completion_tokens=0, seconds=0.0)
+
+    @property
+    def context_size(self) -> int:
+        return self._context_size
+
+    @property
+    def calibration(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._calibration
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 4)
+
+    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
+        """The script's probability for the first option (Yes), the rest for the second."""
+        self.calls.append(messages)
+        first = float(self._verdict(messages))
+        return [first, 1.0 - first, *[0.0] * (len(options) - 2)], self._usage(messages)
+
+    def ask(self, messages: list[Message], schema: type[T], max_tokens: int = 512) -> tuple[T, Usage]:
+        self.calls.append(messages)
+        if self._answer is None:
+            raise JudgeError("ScriptedJudge has no answer script for ask()")
+        return schema.model_validate(self._answer(messages, schema)), self._usage(messages)
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "scripted", "model": "scripted"}
+
+    def close(self) -> None:
+        """Nothing to free."""
 
 
 @lru_cache(maxsize=4)

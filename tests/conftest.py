@@ -1,17 +1,16 @@
-"""Shared fixtures: JSONL files on tmp_path, a scripted judge for control-flow tests,
-and the real small GGUF judge (SmolLM2-135M), pulled once and cached between runs."""
+"""Shared fixtures: JSONL files on tmp_path, and the real small GGUF judge (SmolLM2-135M),
+pulled once and cached between runs. Tests that use the real judge are marked `judge`
+automatically (pytest -m "not judge" runs the rest in seconds)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
-from localeval.judge import Message, Usage
 
 SMALL_MODEL = "smollm2-135m"
 
@@ -41,54 +40,6 @@ def result_rows(path: Path) -> list[dict[str, Any]]:
     return [row for row in rows if row.get("format") != "localeval-results"]
 
 
-class ScriptedJudge:
-    """A judge whose answers are given by a function of (messages, schema): for tests of our own arithmetic."""
-
-    def __init__(self, answer: Callable[[list[Message], type[BaseModel]], dict[str, Any]], context_size: int = 4096) -> None:
-        self._answer = answer
-        self._context_size = context_size
-        self.calls: list[list[Message]] = []
-        self._usage = Usage(prompt_tokens=10, prompt_evaluated=10, completion_tokens=5, seconds=0.0)
-
-    @property
-    def context_size(self) -> int:
-        return self._context_size
-
-    def count_tokens(self, text: str) -> int:
-        return max(1, len(text) // 4)
-
-    def ask(self, messages: list[Message], schema: type[BaseModel], max_tokens: int = 512) -> tuple[BaseModel, Usage]:
-        self.calls.append(messages)
-        answer = schema.model_validate(self._answer(messages, schema))
-        return answer, self._usage
-
-    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
-        """Certainty for the option the script gives for the key the prefix opens (`{"attributed": `)."""
-        self.calls.append(messages)
-        key = prefix.split('"')[-2]
-        chosen = str(self._answer(messages, _Answer)[key])
-        return [1.0 if option == chosen else 0.0 for option in options], self._usage
-
-    def write_string(self, messages: list[Message], prefix: str, max_chars: int) -> tuple[str, Usage]:
-        """The script's value for the key whose string the prefix opens (`..., "reason": "`)."""
-        key = prefix.split('"')[-3]
-        return str(self._answer(messages, _Answer)[key])[:max_chars], self._usage
-
-    @property
-    def thresholds(self) -> Mapping[str, float]:
-        return {}
-
-    def describe(self) -> dict[str, object]:
-        return {"model": "scripted"}
-
-
-class _Answer(BaseModel):
-    """The schema handed to scripts for choose/write_string calls (a verdict and its reason)."""
-
-    attributed: int
-    reason: str
-
-
 @pytest.fixture(scope="session")
 def small_model_path() -> Path:
     """SmolLM2-135M through the real `localeval models pull` path, kept in the user's model store."""
@@ -102,4 +53,15 @@ def small_judge(small_model_path: Path):
     """One real llama.cpp judge for the whole test session (loading it once keeps the suite fast)."""
     from localeval.judge.llama import LlamaJudge
 
-    return LlamaJudge(small_model_path, n_ctx=2048, n_threads=min(2, os.cpu_count() or 1), seed=0, catalog_name=SMALL_MODEL)
+    with LlamaJudge(small_model_path, n_ctx=2048, n_threads=min(2, os.cpu_count() or 1), seed=0, catalog_name=SMALL_MODEL) as judge:
+        yield judge
+
+
+REAL_MODEL_FIXTURES = {"small_judge", "small_model_path"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that loads a real GGUF model `judge`, wherever it lives."""
+    for item in items:
+        if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.judge)

@@ -1,51 +1,99 @@
-"""The statistics behind the catalog's calibrated thresholds (benchmarks/accuracy.py).
+"""The statistics behind the catalog's calibrations (benchmarks/calibrate.py), and the model
+that applies them (localeval.calibration).
 
-The default judge's decision threshold comes from `best_threshold`, and the README's
-AUC figures from `auc`: a mistake here would ship a wrong default, so they are checked
-on cases whose answer is known by hand.
+The shipped calibrations are fitted by these functions and the README's figures come
+from them: a mistake here would ship a wrong default, so each is checked on cases
+whose answer is known by hand.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import pytest
 
-_SPEC = importlib.util.spec_from_file_location("accuracy", Path(__file__).resolve().parents[1] / "benchmarks" / "accuracy.py")
+from localeval.calibration import LogisticModel
+from localeval.errors import ConfigError
+
+_SPEC = importlib.util.spec_from_file_location("calibrate", Path(__file__).resolve().parents[1] / "benchmarks" / "calibrate.py")
 assert _SPEC and _SPEC.loader
-accuracy = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(accuracy)
+calibrate = importlib.util.module_from_spec(_SPEC)
+sys.modules["calibrate"] = calibrate  # dataclasses look their module up while being defined
+_SPEC.loader.exec_module(calibrate)
 
 
 def test_auc_counts_ranked_pairs_and_ties_as_half():
-    assert accuracy.auc([(1, 0.9), (0, 0.1)]) == 1.0
-    assert accuracy.auc([(1, 0.1), (0, 0.9)]) == 0.0
+    assert calibrate.auc([1, 0], [0.9, 0.1]) == 1.0
+    assert calibrate.auc([1, 0], [0.1, 0.9]) == 0.0
     # positives 0.8, 0.4; negatives 0.6, 0.4: wins 1 + 1 + 0 + 0.5 = 2.5 of 4
-    assert accuracy.auc([(1, 0.8), (1, 0.4), (0, 0.6), (0, 0.4)]) == pytest.approx(0.625)
-    assert math.isnan(accuracy.auc([(1, 0.8), (1, 0.4)]))
-
-
-def test_best_threshold_separates_the_classes_when_they_can_be_separated():
-    threshold, mean_balanced = accuracy.best_threshold([[(0, 0.2), (0, 0.6), (1, 0.7), (1, 0.9)]])
-    assert threshold == pytest.approx(0.65)
-    assert mean_balanced == 1.0
-
-
-def test_best_threshold_maximises_the_mean_over_tasks_not_one_task():
-    # Task a is separated by any threshold in (0.3, 0.8]; task b only in (0.7, 0.8].
-    task_a = [(0, 0.3), (1, 0.8)]
-    task_b = [(0, 0.7), (1, 0.8)]
-    threshold, mean_balanced = accuracy.best_threshold([task_a, task_b])
-    assert 0.7 < threshold <= 0.8
-    assert mean_balanced == 1.0
+    assert calibrate.auc([1, 1, 0, 0], [0.8, 0.4, 0.6, 0.4]) == pytest.approx(0.625)
+    assert math.isnan(calibrate.auc([1, 1], [0.8, 0.4]))
 
 
 def test_balanced_accuracy_weighs_both_classes_equally():
     # 9 negatives all right, 1 positive missed: accuracy 0.9, balanced 0.5
-    pairs = [(0, 0)] * 9 + [(1, 0)]
-    result = accuracy.balanced(pairs)
-    assert result["accuracy"] == pytest.approx(0.9)
-    assert result["balanced_accuracy"] == pytest.approx(0.5)
-    assert result["confusion"] == {"tp": 0, "fn": 1, "fp": 0, "tn": 9}
+    assert calibrate.balanced_accuracy([0] * 9 + [1], [0] * 10) == pytest.approx(0.5)
+    assert calibrate.balanced_accuracy([0, 1, 1, 0], [0, 1, 0, 0]) == pytest.approx(0.75)
+
+
+def test_the_logistic_fit_recovers_a_known_model():
+    # Labels drawn from sigmoid(-1 + 2x) at many x: the fit finds about (-1, 2).
+    # Each x appears as a positive weighted p and a negative weighted 1 - p: the exact expectation.
+    rows, labels, weights = [], [], []
+    for i in range(-50, 51):
+        x = i / 10
+        p = 1 / (1 + math.exp(-(-1 + 2 * x)))
+        for outcome, weight in ((1, p), (0, 1 - p)):
+            rows.append({"x": x})
+            labels.append(outcome)
+            weights.append(weight)
+    fit = calibrate.fit_logistic(rows, labels, weights, ["x"], l2=0.0)
+    assert fit.intercept == pytest.approx(-1, abs=1e-3) and fit.weights["x"] == pytest.approx(2, abs=1e-3)
+
+
+def test_balancing_weights_give_each_task_and_class_the_same_total():
+    labels = [1, 1, 1, 0, 1, 0, 0, 0, 0, 0]
+    tasks = ["a", "a", "a", "a", "b", "b", "b", "b", "b", "b"]
+    weights = calibrate.balancing_weights(labels, tasks)
+    totals = {}
+    for w, label, task in zip(weights, labels, tasks):
+        totals[(task, label)] = totals.get((task, label), 0) + w
+    assert len(set(round(v, 9) for v in totals.values())) == 1
+
+
+def test_folds_keep_groups_together_and_cover_every_row():
+    groups = [f"g{i // 3}" for i in range(30)]
+    folds = calibrate.folds_by_group(groups, folds=5)
+    for group in set(groups):
+        assert len({f for f, g in zip(folds, groups) if g == group}) == 1
+    assert set(folds) == set(range(5))
+    assert folds == calibrate.folds_by_group(groups, folds=5)  # deterministic
+
+
+def test_cross_validated_predictions_never_see_their_own_fold():
+    rows = [{"x": float(i)} for i in range(20)]
+    groups = [str(i) for i in range(20)]
+
+    def fit(train):
+        seen = set(train)
+        return lambda test: [1.0 if i in seen else 0.0 for i in test]
+
+    assert list(calibrate.cross_validated(rows, groups, fit, folds=4)) == [0.0] * 20
+
+
+def test_selection_f1():
+    assert calibrate.selection_f1({1, 2}, {2, 3}) == (0.5, 0.5, 0.5)
+    assert calibrate.selection_f1(set(), {1}) == (0.0, 0.0, 0.0)  # insufficient information scores 0
+
+
+def test_the_logistic_model_applies_and_validates_a_catalog_table():
+    model = LogisticModel.from_table({"intercept": -1.0, "weights": {"judge": 2.0}}, "here")
+    assert model.probability({"judge": 0.5, "unused": 9.0}) == pytest.approx(0.5)
+    assert model.probability({"judge": 1e9}) < 1.0  # bounded, never overflows
+    with pytest.raises(ConfigError, match="here"):
+        LogisticModel.from_table({"weights": {"judge": 1.0}}, "here")
+    with pytest.raises(ConfigError, match="finite"):
+        LogisticModel.from_table({"intercept": float("nan"), "weights": {}}, "here")

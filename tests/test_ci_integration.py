@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import result_rows
+
 from localeval.cli import cli
 from localeval.testing import assert_metric
 
@@ -139,19 +139,3 @@ def test_html_report_is_self_contained_and_escapes(write_jsonl, tmp_path):
     assert not re.search(r"(src|href)=\"?(https?:)?//", html)  # nothing loaded from anywhere
     assert html.count("<svg") == 1 and "<rect" in html
     assert "missing ids: 9" in html
-
-
-README_COMMANDS = [["score"], ["metrics"], ["report"], ["models", "list"], ["models", "pull"], ["models", "verify"], ["models", "path"]]
-
-
-@pytest.mark.parametrize("command", README_COMMANDS, ids=" ".join)
-def test_readme_cli_reference_matches_help(command):
-    from pathlib import Path
-
-    readme = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
-    reference = readme.split("## CLI reference", 1)[1].split("\n## ", 1)[0]
-    assert f"localeval {' '.join(command)}" in reference
-    help_text = invoke([*command, "--help"]).stdout
-    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", help_text)) - {"--help"}
-    documented = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", reference))
-    assert options <= documented, f"undocumented: {sorted(options - documented)}"

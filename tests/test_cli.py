@@ -6,8 +6,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import result_rows
+
 from localeval.cli import cli
 
 GOOD = {

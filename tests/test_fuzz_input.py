@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from conftest import result_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import result_rows
 from localeval.cli import cli
 
 METRICS = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]

@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import result_rows
+
 from localeval.cli import cli
 from localeval.errors import EXIT_INTERNAL, EXIT_THRESHOLD_FAILED, EXIT_USAGE
 

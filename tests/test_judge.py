@@ -1,8 +1,9 @@
-"""The real judge: SmolLM2-135M through llama-cpp-python, grammar-constrained.
+"""The real judge: SmolLM2-135M through llama-cpp-python.
 
 A 135M model is useless as a judge but exercises everything that matters here:
-every answer parses, indices are valid, scores stay in [0, 1], runs repeat
-exactly, a too-long context goes through windows, and prefix reuse happens.
+verdicts are probabilities read from the logits, written claims parse, indices are
+valid, scores stay in [0, 1], runs repeat exactly, a too-long context goes through
+windows and chunks, and prefix reuse happens.
 """
 
 import json
@@ -12,11 +13,10 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import result_rows
+
 from localeval import evaluate
 from localeval.cli import cli
-from localeval.metrics.recall import Claims
 from localeval.samples import Sample
 
 pytestmark = pytest.mark.judge
@@ -40,30 +40,28 @@ SAMPLES = [
 ]
 
 
-def test_every_answer_parses_and_scores_are_in_range(small_judge):
+def test_verdicts_are_probabilities_and_scores_are_in_range(small_judge):
     run = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge)
     for result in run.results:
         assert result["errors"] == {}
         relevance = result["details"]["context_relevance"]
         assert all(0 <= i < relevance["n_sentences"] for i in relevance["selected"])
         assert relevance["selected"] == sorted(set(relevance["selected"]))
+        assert all(0.0 <= p <= 1.0 for p in relevance["probabilities"])
         assert 0.0 <= result["scores"]["context_relevance"] <= 1.0
         assert 0.0 <= result["scores"]["context_recall"] <= 1.0
         for verdict in result["details"]["context_recall"]["statements"]:
-            assert verdict["attributed"] in (0, 1)
-            assert isinstance(verdict["reason"], str) and len(verdict["reason"]) <= 160
-        assert result["usage"]["context_recall"]["completion_tokens"] > 0
+            assert verdict["attributed"] in (0, 1) and 0.0 <= verdict["probability"] <= 1.0
+            assert math.isfinite(verdict["judge_log_odds"]) and isinstance(verdict["reason"], str)
+        assert result["usage"]["context_recall"]["completion_tokens"] == 0  # a verdict is read, never written
 
 
-def test_classify_mode_and_claims_mode_parse(small_judge):
+def test_claims_mode_parses(small_judge):
     from localeval.metrics import create_metric
 
-    relevance = create_metric("context_relevance", {"mode": "classify"})
-    recall = create_metric("context_recall", {"statements": "claims"})
-    run = evaluate(SAMPLES[:1], [relevance, recall], judge=small_judge)
+    run = evaluate(SAMPLES[:1], [create_metric("context_recall", {"statements": "claims"})], judge=small_judge)
     result = run.results[0]
     assert result["errors"] == {}
-    assert 0.0 <= result["scores"]["context_relevance"] <= 1.0
     statements = result["details"]["context_recall"]["statements"]
     assert 1 <= len(statements) <= 12 and all(len(s["statement"]) <= 200 for s in statements)
 
@@ -79,15 +77,14 @@ def test_two_runs_give_identical_results(small_judge):
 def test_a_context_longer_than_the_window_goes_through_windows(small_model_path):
     from localeval.judge.llama import LlamaJudge
 
-    judge = LlamaJudge(small_model_path, n_ctx=512, n_threads=2)  # a small window keeps this quick
     sentences = [f"Fact {i}: the museum in town {i} opened in year {1800 + i}." for i in range(40)]
     sample = Sample(user_input="When did the museum in town 7 open?", retrieved_contexts=[" ".join(sentences)], reference="It opened in 1807.")
-    assert judge.count_tokens(" ".join(sentences)) > judge.context_size  # really too long for one prompt
-    result = evaluate([sample], ["context_relevance", "context_recall"], judge=judge).results[0]
+    with LlamaJudge(small_model_path, n_ctx=512, n_threads=2) as judge:  # a small window keeps this quick
+        assert judge.count_tokens(" ".join(sentences)) > judge.context_size  # really too long for one prompt
+        result = evaluate([sample], ["context_relevance", "context_recall"], judge=judge).results[0]
     assert result["errors"] == {}
     assert result["details"]["context_relevance"]["windows"] >= 2
     assert result["details"]["context_relevance"]["n_sentences"] == 40
-    assert result["details"]["context_recall"]["windows"] >= 2
 
 
 def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
@@ -98,6 +95,8 @@ def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
 
 
 def test_later_calls_reuse_the_cached_prefix(small_judge):
+    from localeval.metrics.recall import Claims
+
     messages = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Context: " + "The sky is blue. " * 60}]
     small_judge.ask(messages + [{"role": "user", "content": "Statement: one"}], Claims)
     _, usage = small_judge.ask(messages + [{"role": "user", "content": "Statement: two"}], Claims)
@@ -107,9 +106,9 @@ def test_later_calls_reuse_the_cached_prefix(small_judge):
 
 def test_choose_reads_normalised_probabilities_and_reuses_the_prefix(small_judge):
     messages = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Context: " + "The sky is blue. " * 60}]
-    first, _ = small_judge.choose(messages + [{"role": "user", "content": "Statement: one"}], '{"attributed": ', ["0", "1"])
-    second, usage = small_judge.choose(messages + [{"role": "user", "content": "Statement: two"}], '{"attributed": ', ["0", "1"])
-    again, _ = small_judge.choose(messages + [{"role": "user", "content": "Statement: two"}], '{"attributed": ', ["0", "1"])
+    first, _ = small_judge.choose(messages + [{"role": "user", "content": "Statement: one"}], "", ["Yes", "No"])
+    second, usage = small_judge.choose(messages + [{"role": "user", "content": "Statement: two"}], "", ["Yes", "No"])
+    again, _ = small_judge.choose(messages + [{"role": "user", "content": "Statement: two"}], "", ["Yes", "No"])
     assert all(0.0 <= p <= 1.0 for p in first + second) and math.isclose(sum(second), 1.0)
     assert usage.prompt_evaluated < 0.2 * usage.prompt_tokens
     assert again == second  # the whole prompt was cached: the same segments are evaluated again
@@ -122,13 +121,6 @@ def test_scores_do_not_depend_on_what_the_judge_saw_before(small_judge):
     after = evaluate(SAMPLES, metrics, judge=small_judge).results[1]
     alone = evaluate(SAMPLES[1:], metrics, judge=small_judge).results[0]
     assert (alone["scores"], alone["details"]) == (after["scores"], after["details"])
-
-
-def test_write_string_is_a_bounded_decoded_json_string(small_judge):
-    messages = [{"role": "user", "content": 'Say "hello" and explain JSON escapes with a backslash.'}]
-    for limit in (5, 60):
-        text, usage = small_judge.write_string(messages, '{"reason": "', limit)
-        assert isinstance(text, str) and len(text) <= limit and usage.completion_tokens > 0
 
 
 def test_score_command_with_a_real_model(tmp_path, small_model_path, write_jsonl):

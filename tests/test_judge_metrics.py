@@ -1,7 +1,8 @@
-"""Score arithmetic and control flow of the judge metrics, with a scripted judge.
+"""Score arithmetic and control flow of the judge metrics, with localeval.testing.ScriptedJudge.
 
-The judge itself is tested for real in test_judge.py; here the answers are fixed
-so that each rule (cap at 1, empty selection = 0, windows, NaN) is pinned down.
+The judge itself is tested for real in test_judge.py; here the verdicts are fixed so
+that each rule (the calibrated combination, the chunks the judge reads, reasons that
+quote their evidence, units, insufficient information, windows, NaN) is pinned down.
 """
 
 import math
@@ -11,151 +12,119 @@ import pytest
 
 from localeval import evaluate
 from localeval.metrics import create_metric
+from localeval.metrics.recall import DEFAULT_CALIBRATION
 from localeval.samples import Sample
-
-from conftest import ScriptedJudge
+from localeval.testing import ScriptedJudge
 
 SAMPLE = Sample(
     user_input="Who founded the company and when?",
     retrieved_contexts=["Acme was founded by Ada Smith. It was founded in 1901.", "Acme sells anvils. Its logo is red."],
     reference="Ada Smith founded Acme. This happened in 1901. Acme is based in Ohio.",
 )
+CERTAIN = {"attribution": {"intercept": 0.0, "weights": {"judge": 1.0}}, "relevance": {"intercept": 0.0, "weights": {"judge_unit": 1.0}}}
 
 
-def numbers_in(messages):
-    return [int(n) for n in re.findall(r"^\[(\d+)\]", messages[-1]["content"], re.M)]
+def claim_of(messages):
+    return re.search(r"Claim: (.*)\n", messages[-1]["content"]).group(1)
 
 
-def test_relevance_is_selected_over_all_sentences():
-    judge = ScriptedJudge(lambda m, s: {"sentences": [1, 2, 2]})
-    score = create_metric("context_relevance").score_batch([SAMPLE], judge)[0]
-    assert score.value == 2 / 4
-    assert score.details == {
-        "selected": [0, 1],
-        "selected_sentences": ["Acme was founded by Ada Smith.", "It was founded in 1901."],
-        "n_selected": 2,
-        "n_sentences": 4,
-    }
-    assert numbers_in(judge.calls[0]) == [1, 2, 3, 4]
+def document_of(messages):
+    return messages[-1]["content"].split("Document:\n", 1)[1].split("\n\n", 1)[0]
 
 
-def test_insufficient_information_scores_zero():
-    judge = ScriptedJudge(lambda m, s: {"sentences": []})
-    assert create_metric("context_relevance").score_batch([SAMPLE], judge)[0].value == 0.0
+def asked_unit(messages):
+    found = re.search(r"Is sentence \[(\d+)\] needed", messages[-1]["content"])
+    return int(found.group(1)) if found else None
 
 
-def test_no_context_sentences_scores_zero_without_asking():
-    judge = ScriptedJudge(lambda m, s: {"sentences": []})
-    empty = Sample(user_input="q", retrieved_contexts=["", "   "])
-    score = create_metric("context_relevance").score_batch([empty], judge)[0]
-    assert score.value == 0.0 and score.details["n_sentences"] == 0
-    assert judge.calls == []
+# -- context_recall ---------------------------------------------------------------
 
 
-def test_classify_mode_counts_relevant_verdicts():
-    judge = ScriptedJudge(lambda m, s: {"relevant": [1, 0, 1, 0]})
-    score = create_metric("context_relevance", {"mode": "classify"}).score_batch([SAMPLE], judge)[0]
-    assert score.value == 0.5
-    assert score.details["selected"] == [0, 2]
-
-
-def test_relevance_windows_are_unioned_when_the_context_does_not_fit():
-    long = Sample(user_input="q?", retrieved_contexts=[" ".join(f"Sentence number {i} says something long enough." for i in range(40))])
-
-    def pick_first_of_window(messages, schema):
-        return {"sentences": [numbers_in(messages)[0]]}
-
-    judge = ScriptedJudge(pick_first_of_window, context_size=400)
-    score = create_metric("context_relevance").score_batch([long], judge)[0]
-    windows = score.details["windows"]
-    assert windows == len(judge.calls) > 1
-    seen = [n for call in judge.calls for n in numbers_in(call)]
-    assert seen == list(range(1, 41))  # every sentence judged once, none dropped
-    assert score.details["n_selected"] == windows
-    assert score.value == windows / 40
-
-
-def test_recall_counts_attributed_statements_with_reasons():
-    def verdict(messages, schema):
-        statement = re.search(r"Statement: (.*)", messages[-1]["content"]).group(1)
-        return {"attributed": 0 if "Ohio" in statement else 1, "reason": f"checked {statement[:10]}"}
-
-    judge = ScriptedJudge(verdict)
+def test_recall_counts_statements_the_calibrated_combination_attributes():
+    judge = ScriptedJudge(lambda m: 0.001 if "Ohio" in claim_of(m) else 0.999, calibration=CERTAIN)
     score = create_metric("context_recall").score_batch([SAMPLE], judge)[0]
     assert score.value == 2 / 3
-    assert [s["attributed"] for s in score.details["statements"]] == [1, 1, 0]
-    assert score.details["statements"][2] == {"statement": "Acme is based in Ohio.", "attributed": 0, "probability": 0.0, "reason": "checked Acme is ba"}
-    assert score.usage["calls"] == 6  # a verdict and a reason per statement
+    verdicts = score.details["statements"]
+    assert [v["attributed"] for v in verdicts] == [1, 1, 0]
+    assert verdicts[2]["probability"] == pytest.approx(0.001, abs=1e-4)  # sigmoid(judge log-odds)
+    assert verdicts[2]["judge_log_odds"] == pytest.approx(math.log(0.001 / 0.999), abs=1e-3)
 
 
-def test_recall_prompts_differ_only_in_the_final_statement():
-    judge = ScriptedJudge(lambda m, s: {"attributed": 1, "reason": "ok"})
+def test_recall_threshold_option_moves_the_decision():
+    judge = ScriptedJudge(lambda m: 0.7, calibration=CERTAIN)
+    assert create_metric("context_recall").score_batch([SAMPLE], judge)[0].value == 1.0
+    assert create_metric("context_recall", {"threshold": "0.75"}).score_batch([SAMPLE], judge)[0].value == 0.0
+
+
+def test_a_judge_without_a_calibration_uses_the_documented_default():
+    judge = ScriptedJudge(lambda m: 0.5)
+    verdicts = create_metric("context_recall").score_batch([SAMPLE], judge)[0].details["statements"]
+    for verdict in verdicts:
+        assert verdict["probability"] == pytest.approx(DEFAULT_CALIBRATION.probability(verdict["features"]), abs=1e-4)
+    assert verdicts[2]["features"]["coverage"] < verdicts[0]["features"]["coverage"]  # "based", "ohio" are nowhere
+
+
+def test_reasons_quote_their_evidence_and_name_what_is_missing():
+    judge = ScriptedJudge(lambda m: 0.001 if "Ohio" in claim_of(m) else 0.999, calibration=CERTAIN)
+    first, _, third = create_metric("context_recall").score_batch([SAMPLE], judge)[0].details["statements"]
+    assert first["evidence"] == [0]
+    assert first["reason"] == 'attributed; closest evidence: sentence 1: "Acme was founded by Ada Smith."'
+    assert third["missing"] == ["based", "ohio"]  # content words the context never mentions, as written
+    assert third["reason"].startswith("not attributed; the context never mentions 'based', 'ohio'")
+    sentences = ["Acme was founded by Ada Smith.", "It was founded in 1901.", "Acme sells anvils.", "Its logo is red."]
+    for verdict in (first, third):
+        for index in verdict["evidence"]:
+            assert f'"{sentences[index]}"' in verdict["reason"]  # a reason quotes only what its evidence says
+
+
+def test_without_reasons_the_verdicts_keep_their_features_only():
+    judge = ScriptedJudge(lambda m: 0.9, calibration=CERTAIN)
+    verdicts = create_metric("context_recall", {"reasons": "false"}).score_batch([SAMPLE], judge)[0].details["statements"]
+    assert all(set(v) == {"statement", "attributed", "probability", "judge_log_odds", "features"} for v in verdicts)
+
+
+def test_the_judge_reads_the_best_chunks_by_evidence_and_each_chunk_once_in_a_row():
+    filler = [f"Filler sentence number {i} talks about weather and rain in detail." for i in range(60)]
+    sample = Sample(user_input="q", retrieved_contexts=[" ".join(filler[:30] + ["Ada Smith founded Acme in 1901."] + filler[30:])], reference="Ada Smith founded Acme. Acme was founded in 1901.")
+    judge = ScriptedJudge(lambda m: 0.5, calibration=CERTAIN)
+    score = create_metric("context_recall", {"chunks": "1"}).score_batch([sample], judge)[0]
+    assert len(judge.calls) == 2  # one chunk per statement
+    assert all("Ada Smith founded Acme in 1901." in document_of(call) for call in judge.calls)
+    assert document_of(judge.calls[0]) == document_of(judge.calls[1])  # the shared chunk is asked about back to back
+    assert len(document_of(judge.calls[0])) < len(" ".join(filler)) / 2  # a chunk, not the whole context
+    create_metric("context_recall", {"chunks": "3"}).score_batch([sample], judge)
+    assert len(judge.calls) == 2 + 6
+    assert score.details["statements"][0]["evidence"]
+
+
+def test_recall_prompt_puts_the_document_first_and_the_statement_last():
+    judge = ScriptedJudge(calibration=CERTAIN)
     create_metric("context_recall").score_batch([SAMPLE], judge)
-    prompts = [call[-1]["content"] for call in judge.calls]
-    statements = ["Ada Smith founded Acme.", "This happened in 1901.", "Acme is based in Ohio."]
-    prefixes = {prompt[: -len(statement)] for prompt, statement in zip(prompts, statements)}
-    assert all(prompt.endswith("Statement: " + s) for prompt, s in zip(prompts, statements))
-    assert len(prefixes) == 1  # everything before the statement is shared, so llama.cpp reuses it
-
-
-def test_relevance_and_recall_share_the_context_prefix():
-    judge = ScriptedJudge(lambda m, s: {"sentences": [1]} if "sentences" in s.model_fields else {"attributed": 1, "reason": "ok"})
-    evaluate([SAMPLE], ["context_relevance", "context_recall"], judge=judge)
-    relevance, recall = judge.calls[0], judge.calls[1]
-    assert relevance[0] == recall[0]
-    context = relevance[1]["content"].split("Question:")[0]
-    assert recall[1]["content"].startswith(context)
+    content = judge.calls[0][-1]["content"]
+    assert content.startswith("Document:\n")
+    assert content.index("The claim comes from an answer to: Who founded the company and when?") < content.index("Claim: ")
+    assert content.rstrip().endswith("Answer Yes or No.")
 
 
 def test_recall_without_statements_is_nan():
-    judge = ScriptedJudge(lambda m, s: {"attributed": 1, "reason": "x"})
-    score = create_metric("context_recall").score_batch([Sample(user_input="q", retrieved_contexts=["c"], reference="  ")], judge)[0]
+    score = create_metric("context_recall").score_batch([Sample(user_input="q", retrieved_contexts=["c"], reference="  ")], ScriptedJudge())[0]
     assert math.isnan(score.value)
 
 
 def test_recall_claims_mode_uses_the_judges_claims():
-    def answer(messages, schema):
-        if "claims" in schema.model_fields:
-            return {"claims": ["Ada Smith founded Acme.", "Acme is in Ohio."]}
-        return {"attributed": 1 if "Ada" in messages[-1]["content"].split("Statement:")[1] else 0, "reason": "r"}
-
-    judge = ScriptedJudge(answer)
+    judge = ScriptedJudge(lambda m: 0.999 if "Ada" in claim_of(m) else 0.001, lambda m, s: {"claims": ["Ada Smith founded Acme.", "Acme is in Ohio."]}, calibration=CERTAIN)
     score = create_metric("context_recall", {"statements": "claims"}).score_batch([SAMPLE], judge)[0]
     assert [s["statement"] for s in score.details["statements"]] == ["Ada Smith founded Acme.", "Acme is in Ohio."]
     assert score.value == 0.5
 
 
-def test_recall_without_reasons_asks_for_verdicts_only():
-    judge = ScriptedJudge(lambda m, s: {"attributed": 1})
-    score = create_metric("context_recall", {"reasons": "false"}).score_batch([SAMPLE], judge)[0]
-    assert score.value == 1.0
-    assert all(set(s) == {"statement", "attributed", "probability"} for s in score.details["statements"])
-
-
-def test_recall_statement_is_attributed_when_any_window_supports_it():
-    long = Sample(
-        user_input="q",
-        retrieved_contexts=[" ".join(f"Filler sentence {i} with several words in it." for i in range(40)) + " The key fact is here."],
-        reference="The key fact.",
-    )
-
-    def supported_in_last_window(messages, schema):
-        return {"attributed": int("key fact is here" in messages[-1]["content"]), "reason": "r"}
-
-    judge = ScriptedJudge(supported_in_last_window, context_size=400)
-    score = create_metric("context_recall").score_batch([long], judge)[0]
-    assert score.value == 1.0
-    assert score.details["windows"] == len(judge.calls) > 1
-
-
 def test_a_sentence_longer_than_the_window_is_a_per_sample_error():
     giant = Sample(user_input="q", retrieved_contexts=["word " * 3000], reference="r")
     ok = Sample(user_input="q", retrieved_contexts=["short."], reference="r")
-    judge = ScriptedJudge(lambda m, s: {"sentences": [1]} if "sentences" in s.model_fields else {"attributed": 1, "reason": "ok"}, context_size=600)
-    run = evaluate([giant, ok], ["context_relevance", "context_recall"], judge=judge)
+    run = evaluate([giant, ok], ["context_relevance", "context_recall"], judge=ScriptedJudge(context_size=600, calibration=CERTAIN))
     first, second = run.results
-    assert "more than the" in first["errors"]["context_relevance"] and "raise --n-ctx" in first["errors"]["context_recall"]
-    assert second["scores"] == {"context_relevance": 1.0, "context_recall": 1.0}
+    assert "raise --n-ctx" in first["errors"]["context_recall"] and "raise --n-ctx" in first["errors"]["context_relevance"]
+    assert second["errors"] == {}
 
 
 def test_a_raw_control_character_in_a_judge_string_still_parses():
@@ -163,42 +132,74 @@ def test_a_raw_control_character_in_a_judge_string_still_parses():
     from localeval.judge.llama import parse_answer
     from localeval.metrics.recall import Claims
 
-    answer = parse_answer('{"claims": ["line one\nline two\ttab"]}', Claims)
-    assert answer.claims == ["line one\nline two\ttab"]
-    import pytest
-
+    assert parse_answer('{"claims": ["line one\nline two\ttab"]}', Claims).claims == ["line one\nline two\ttab"]
     with pytest.raises(JudgeError, match="does not fit Claims"):
         parse_answer('{"claims": []}', Claims)
 
 
-class _ProbabilityJudge(ScriptedJudge):
-    """Answers every verdict with the same probability of "1", and a calibrated threshold."""
-
-    def __init__(self, probability: float, thresholds: dict[str, float]) -> None:
-        super().__init__(lambda m, s: {"attributed": 1, "reason": "r"})
-        self._probability = probability
-        self._thresholds = thresholds
-
-    def choose(self, messages, prefix, options):
-        return [1 - self._probability, self._probability], self._usage
-
-    @property
-    def thresholds(self):
-        return self._thresholds
+def test_a_non_english_sample_is_split_in_its_language():
+    german = Sample(user_input="Wann wurde der Turm fertiggestellt?", retrieved_contexts=["Der Turm wurde am 31. März 1889 fertiggestellt. Er ist 330 m hoch."], reference="Der Turm wurde am 31. März 1889 fertiggestellt.")
+    judge = ScriptedJudge(lambda m: 0.9, calibration=CERTAIN)
+    relevance = create_metric("context_relevance", {"language": "de"}).score_batch([german], judge)[0]
+    assert relevance.details["n_sentences"] == 2  # "31." is not a sentence end in German
+    recall = create_metric("context_recall", {"language": "de"}).score_batch([german], judge)[0]
+    assert [s["statement"] for s in recall.details["statements"]] == ["Der Turm wurde am 31. März 1889 fertiggestellt."]
+    assert recall.details["statements"][0]["features"]["coverage"] == 1.0
 
 
-@pytest.mark.parametrize(
-    ("probability", "calibrated", "option", "expected"),
-    [
-        (0.7, {}, None, 1.0),  # uncalibrated judge: 0.5
-        (0.7, {"attributed": 0.8}, None, 0.0),  # the judge's calibrated threshold
-        (0.7, {"attributed": 0.8}, "0.6", 1.0),  # the user's option wins
-        (0.8, {"attributed": 0.8}, None, 1.0),  # reaching the threshold is enough
-    ],
-)
-def test_recall_verdict_is_the_probability_against_the_threshold(probability, calibrated, option, expected):
-    judge = _ProbabilityJudge(probability, calibrated)
-    options = {"threshold": option} if option else {}
-    score = create_metric("context_recall", options).score_batch([SAMPLE], judge)[0]
-    assert score.value == expected
-    assert {s["probability"] for s in score.details["statements"]} == {probability}
+# -- context_relevance --------------------------------------------------------------
+
+
+def relevance_judge(required: set[int], **kwargs):
+    """Says yes to the unit questions about `required` (1-based) and to every passage question."""
+    return ScriptedJudge(lambda m: 0.999 if asked_unit(m) in required or asked_unit(m) is None else 0.001, calibration=CERTAIN, **kwargs)
+
+
+def test_relevance_is_the_share_of_units_required():
+    judge = relevance_judge({1, 2})
+    score = create_metric("context_relevance").score_batch([SAMPLE], judge)[0]
+    assert score.value == 2 / 4
+    assert score.details["selected"] == [0, 1]
+    assert score.details["selected_sentences"] == ["Acme was founded by Ada Smith.", "It was founded in 1901."]
+    assert (score.details["n_selected"], score.details["n_sentences"]) == (2, 4)
+    assert len(score.details["probabilities"]) == len(score.details["features"]) == 4
+
+
+def test_insufficient_information_selects_nothing_and_scores_zero():
+    score = create_metric("context_relevance").score_batch([SAMPLE], relevance_judge(set()))[0]
+    assert score.value == 0.0 and score.details["selected"] == []
+
+
+def test_no_context_scores_zero_without_asking():
+    judge = relevance_judge({1})
+    score = create_metric("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]
+    assert score.value == 0.0 and score.details["n_sentences"] == 0 and judge.calls == []
+
+
+@pytest.mark.parametrize("unit, count", [("sentence", 4), ("line", 3), ("chunk", 2)])
+def test_the_unit_option_counts_sentences_lines_or_chunks(unit, count):
+    sample = Sample(user_input="q", retrieved_contexts=["Acme was founded by Ada Smith. It was founded in 1901.", "Acme sells anvils.\nIts logo is red."])
+    score = create_metric("context_relevance", {"unit": unit}).score_batch([sample], relevance_judge({1}))[0]
+    assert score.details["n_sentences"] == count and score.value == 1 / count
+
+
+def test_the_judge_reads_units_of_the_most_relevant_passages_only():
+    passages = [f"Passage {i} sentence one. Passage {i} sentence two." for i in range(6)]
+    sample = Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)
+    judge = relevance_judge(set())
+    create_metric("context_relevance", {"judged_passages": "2"}).score_batch([sample], judge)
+    asked = [asked_unit(call) for call in judge.calls]
+    assert sum(1 for a in asked if a is None) == 6  # one question per passage
+    assert len([a for a in asked if a is not None]) == 4  # the units of two passages
+    prefixes = {call[-1]["content"].rsplit("Question:", 1)[0] for call in judge.calls}
+    assert len(prefixes) == 1  # every question shares the passages prefix
+
+
+def test_relevance_windows_cover_every_unit_once_when_the_context_does_not_fit():
+    long = Sample(user_input="q?", retrieved_contexts=[" ".join(f"Sentence number {i} says something long enough." for i in range(40))])
+    judge = relevance_judge(set(range(1, 41)), context_size=400)
+    score = create_metric("context_relevance", {"judged_passages": "100"}).score_batch([long], judge)[0]
+    assert score.details["windows"] > 1
+    asked = sorted(a for a in (asked_unit(call) for call in judge.calls) if a is not None)
+    assert asked == list(range(1, 41))  # every sentence judged once, none dropped
+    assert score.value == 1.0

@@ -1,13 +1,18 @@
-"""The judge protocol: messages and a pydantic schema in, a validated object out.
+"""The judge protocol: what a metric may ask a judge, and where judges come from.
 
-Metrics depend on this protocol only; `localeval.judge.llama` is the one module
-that imports llama_cpp, and it is imported only when a judge is actually needed.
+Metrics depend on this protocol only. A judge answers in two ways: `choose` reads
+the probabilities of single-token answers ("Yes"/"No") from the logits, which is
+how every verdict is made; `ask` decodes an object of a pydantic schema under a
+grammar, for the one metric option that writes (claims). Backends are named in
+one registry (`localeval.judge.backends`), so a new backend is one module and one
+line there; none is imported until a judge is loaded.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -27,21 +32,15 @@ class Usage:
 
 
 class Judge(Protocol):
-    """Anything that answers a chat prompt with an object of the given schema."""
-
-    def ask(self, messages: list[Message], schema: type[T], max_tokens: int = ...) -> tuple[T, Usage]: ...
+    """Anything that can read a verdict off a chat prompt."""
 
     def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
-        """Probabilities of each single-token option right after the answer's `prefix`."""
+        """Probabilities of each single-token option as the answer's next token after `prefix`
+        (normalised over the options)."""
         ...
 
-    def write_string(self, messages: list[Message], prefix: str, max_chars: int) -> tuple[str, Usage]:
-        """The decoded JSON string that the answer's `prefix` opens."""
-        ...
-
-    @property
-    def thresholds(self) -> Mapping[str, float]:
-        """Calibrated decision thresholds for verdict probabilities (empty when not calibrated)."""
+    def ask(self, messages: list[Message], schema: type[T], max_tokens: int = ...) -> tuple[T, Usage]:
+        """An object of `schema`, decoded greedily under its grammar: it always parses."""
         ...
 
     def count_tokens(self, text: str) -> int: ...
@@ -49,25 +48,36 @@ class Judge(Protocol):
     @property
     def context_size(self) -> int: ...
 
-    def describe(self) -> dict[str, object]: ...
+    @property
+    def calibration(self) -> Mapping[str, Mapping[str, Any]]:
+        """Fitted combinations per task (models/catalog.toml); empty when the judge has none."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance: which weights, which settings."""
+        ...
+
+    def close(self) -> None:
+        """Free what the judge holds (a model in memory, connections)."""
+        ...
 
 
 def load_judge(
-    model: str | None = None, *, n_ctx: int | None = None, n_threads: int | None = None, seed: int | None = None
+    model: str | None = None,
+    *,
+    n_ctx: int | None = None,
+    n_threads: int | None = None,
+    seed: int | None = None,
+    gpu_layers: int | None = None,
+    judge_url: str | None = None,
+    concurrency: int | None = None,
 ) -> Judge:
-    """Load a GGUF judge: `model` is a path or a catalog name, else $LOCALEVAL_MODEL, else the default.
+    """A judge: `model` is a GGUF path or catalog name (else $LOCALEVAL_MODEL, else the
+    default), or with `judge_url` the name of a model an OpenAI-compatible server serves.
 
-    Imports llama_cpp only now, so nothing pays for it until a judge is really needed.
+    Imports the backend only now, so nothing pays for llama.cpp until a judge is needed.
     """
-    from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, LlamaJudge
-    from localeval.models import CATALOG, resolve_model
+    from localeval.judge.backends import open_backend
 
-    path, catalog_name = resolve_model(model)
-    return LlamaJudge(
-        path,
-        thresholds=CATALOG[catalog_name].thresholds if catalog_name else {},
-        n_ctx=n_ctx or DEFAULT_CONTEXT,
-        n_threads=n_threads,
-        seed=DEFAULT_SEED if seed is None else seed,
-        catalog_name=catalog_name,
-    )
+    judge: Judge = open_backend(model, n_ctx=n_ctx, n_threads=n_threads, seed=seed, gpu_layers=gpu_layers, judge_url=judge_url, concurrency=concurrency)
+    return judge

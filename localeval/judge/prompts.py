@@ -1,72 +1,81 @@
 """The judge's prompts, as named constants with the reasoning for their wording.
 
-Layout, for llama.cpp's prefix reuse: the system message (identical for every call
-of every metric) comes first, then the context as numbered sentences (identical
-for every call about one sample, whichever metric makes it), and only then the
-part that changes (the question and the task, the statement). Each extra call on
-a sample then evaluates just its last few dozen tokens.
+Every verdict is one token, "Yes" or "No", read from the logits: no sampled
+prose, no JSON to parse, and the probability feeds a calibrated combination
+(localeval.calibration). Layout follows what works for small checkers (MiniCheck):
+the document first and the question last, so the document is a prefix llama.cpp
+evaluates once and every question about it costs only its own tokens.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from localeval.judge import Message
 
-# One system prompt for all tasks, so the cached prefix spans metrics.
-SYSTEM = (
-    "You are a meticulous annotator who checks retrieved context for a question-answering system. "
-    "The user shows you a context split into numbered sentences, then gives one task about it. "
-    "Judge only from what the context states; never use outside knowledge. Reply with JSON only."
-)
+YES, NO = "Yes", "No"
 
-# "absolutely required" is the ragas / promptfoo definition; the parenthesis about
-# linking sentences matters for multi-hop questions, where the bridge sentence is
-# required but does not mention the answer.
-RELEVANCE_TASK = (
-    "Question: {question}\n\n"
-    "Task: list the numbers of the sentences that are absolutely required to answer the question: "
-    "the sentences that state the facts the answer depends on, including a sentence needed to link "
-    "them (for example, the one that identifies a person or thing the question names). Leave out "
-    "sentences that are merely on the same topic. If the context cannot answer the question, "
-    "return an empty list."
+# Claim attribution (context_recall): one short chunk of the context, then the
+# statement. "Everything it says" matters: small judges otherwise accept a statement
+# whose topic matches but whose details (a date, a cause) are not there.
+ATTRIBUTION_SYSTEM = (
+    "You check whether a claim is supported by a document. A claim is supported only if everything "
+    "it says is stated in the document or follows directly from it. Answer Yes or No."
 )
+# The question the reference answers resolves what a statement refers to ("He
+# made his debut in 1930"): without it, balanced accuracy on WiCE's Wikipedia
+# sentences drops to chance (benchmarks/accuracy.py, README).
+ATTRIBUTION_USER = "Document:\n{document}\n\n{topic}Claim: {statement}\n\nIs the claim supported by the document? Answer Yes or No."
+ATTRIBUTION_TOPIC = "The claim comes from an answer to: {question}\n"
 
-# promptfoo's variant: a verdict for every sentence instead of a selection.
-CLASSIFY_TASK = (
-    "Question: {question}\n\n"
-    "Task: for every numbered sentence, in order, answer 1 if it is relevant to answering the "
-    "question and 0 if it is not."
+# Context relevance: the retrieved passages with numbered sentences and the
+# question form the shared prefix; then one short Yes/No question per passage and
+# per sentence. The judge sees every passage when it answers, so it can follow a
+# question from the passage that names an entity to the passage about it.
+RELEVANCE_SYSTEM = (
+    "You read retrieved passages, split into numbered sentences, and decide which of them are needed "
+    "to answer a question. Use only the passages."
 )
+RELEVANCE_CONTEXT = "{passages}\n\nQuestion: {question}\n\n"
+PASSAGE_HEADER = "Passage {number}:"
+PASSAGE_QUESTION = "Is passage {number} needed to answer the question? Answer Yes or No."
+SENTENCE_QUESTION = "Is sentence [{number}] needed to answer the question? Answer Yes or No."
 
-# The statement comes last, after the instructions, so that every statement of a
-# sample shares everything before it and only the statement itself is new. The
-# wording asks for every part of the statement: small judges otherwise accept a
-# statement whose topic matches but whose details (a date, a cause) are not there.
-RECALL_TASK = (
-    "Question: {question}\n\n"
-    "Task: decide whether the statement below can be attributed to the context, that is, whether "
-    "the context states or directly implies everything it says. attributed is 1 if so, 0 if any "
-    "part of it is missing from or contradicted by the context. Then give a short reason.\n\n"
-    "Statement: {statement}"
-)
-
-CLAIMS_TASK = (
+CLAIMS_SYSTEM = "You break an answer into short, self-contained factual claims. Reply with JSON only."
+CLAIMS_USER = (
     "Question: {question}\n\n"
     "Answer: {reference}\n\n"
-    "Task: break the answer into short, self-contained factual claims, each understandable "
+    "Break the answer into short, self-contained factual claims, each understandable "
     "without the others (replace pronouns by the names they stand for)."
 )
 
 
-def context_block(numbered: Sequence[tuple[int, str]]) -> str:
-    """Sentences as the judge sees them: `[n] sentence`, one a line, numbered from 1."""
-    return "\n".join(f"[{number}] {sentence}" for number, sentence in numbered)
-
-
-def messages(block: str, task: str) -> list[Message]:
-    """System prompt, then the context, then the task: the shared part first."""
+def attribution_messages(document: str, statement: str, question: str | None) -> list[Message]:
+    topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question and question.strip() else ""
     return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": f"Context:\n{block}\n\n{task}"},
+        {"role": "system", "content": ATTRIBUTION_SYSTEM},
+        {"role": "user", "content": ATTRIBUTION_USER.format(document=document, topic=topic, statement=statement)},
+    ]
+
+
+def passages_block(passages: Sequence[Sequence[tuple[int, str]]]) -> str:
+    """Passages as the judge sees them: a header, then `[n] sentence` lines (n from 1, across passages)."""
+    blocks = []
+    for number, sentences in enumerate(passages, start=1):
+        lines = "\n".join(f"[{n}] {sentence}" for n, sentence in sentences)
+        blocks.append(f"{PASSAGE_HEADER.format(number=number)}\n{lines}")
+    return "\n\n".join(blocks)
+
+
+def relevance_messages(block: str, question: str, ask: str) -> list[Message]:
+    return [
+        {"role": "system", "content": RELEVANCE_SYSTEM},
+        {"role": "user", "content": RELEVANCE_CONTEXT.format(passages=block, question=question) + ask},
+    ]
+
+
+def claims_messages(question: str, reference: str) -> list[Message]:
+    return [
+        {"role": "system", "content": CLAIMS_SYSTEM},
+        {"role": "user", "content": CLAIMS_USER.format(question=question, reference=reference)},
     ]

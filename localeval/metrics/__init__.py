@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import ValidationError
 
@@ -15,9 +16,16 @@ from localeval.metrics.string_recall import NonLlmContextRecall
 
 # Registry order is the default scoring order: the judge metrics of a sample run
 # back to back so the second reuses the first one's cached context prefix.
-REGISTRY: dict[str, type[Metric]] = {
+REGISTRY: dict[str, type[Metric[Any]]] = {
     m.name: m for m in (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
 }
+
+
+def _type_name(annotation: Any) -> str:
+    """"int", or the choices of a Literal ("sentence | line | chunk")."""
+    if get_origin(annotation) is Literal:
+        return " \\| ".join(str(choice) for choice in get_args(annotation))
+    return getattr(annotation, "__name__", str(annotation))
 
 
 def list_metrics() -> list[dict[str, Any]]:
@@ -28,7 +36,7 @@ def list_metrics() -> list[dict[str, Any]]:
         options = {
             key: {
                 "default": info.default,
-                "type": getattr(info.annotation, "__name__", str(info.annotation)),
+                "type": _type_name(info.annotation),
                 "description": info.description or "",
             }
             for key, info in cls.Params.model_fields.items()
@@ -45,7 +53,7 @@ def list_metrics() -> list[dict[str, Any]]:
     return rows
 
 
-def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
+def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric[Any]:
     """Build a metric by name with validated options (strings such as "0.7" are converted)."""
     if name not in REGISTRY:
         known = ", ".join(sorted(REGISTRY))

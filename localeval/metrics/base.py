@@ -9,8 +9,9 @@ Everything a report says about a metric's details comes from the metric itself
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Mapping, Sequence, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -33,10 +34,10 @@ class Score:
     value: float | None
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
-    usage: dict[str, float] | None = None
+    usage: dict[str, int] | None = None
 
     @classmethod
-    def failed(cls, error: str) -> "Score":
+    def failed(cls, error: str) -> Score:
         return cls(value=None, error=error)
 
 

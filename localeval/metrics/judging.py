@@ -1,52 +1,49 @@
-"""What the judge metrics share: the context's sentences, windows that fit the model, usage totals."""
+"""What the judge metrics share: the context's sentences, chunks that fit, Yes/No log-odds, usage totals."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from localeval.errors import JudgeError
-from localeval.judge import Judge, Usage
-from localeval.judge.prompts import SYSTEM, context_block
+from localeval.judge import Judge, Message, Usage
+from localeval.judge.prompts import NO, YES
 from localeval.samples import Sample
 from localeval.text import split_sentences
 
-TEMPLATE_SLACK = 32  # tokens the chat template adds around the messages
-COUNT_MARGIN = 1.05  # sentence token counts are summed separately; joined text may tokenise slightly longer
+PROBABILITY_FLOOR = 1e-6  # keeps log-odds finite: no verdict is read as certain
 
 
-def context_sentences(sample: Sample) -> list[str]:
+def context_sentences(sample: Sample, language: str = "en") -> list[str]:
     """The ragas definition: pysbd over the retrieved contexts joined by newlines, blank ones dropped."""
-    return split_sentences("\n".join(sample.retrieved_contexts or []))
+    return split_sentences("\n".join(sample.retrieved_contexts or []), language)
 
 
-def fit_windows(sentences: Sequence[str], judge: Judge, fixed_text: str, answer_tokens: int) -> list[list[int]]:
-    """Split sentence indices (0-based) into consecutive windows whose prompt fits the model.
-
-    Nothing is ever truncated: a prompt that is too long is judged window by window.
-    A single sentence that cannot fit on its own is an error for the sample.
-    """
-    overhead = judge.count_tokens(SYSTEM) + judge.count_tokens(fixed_text) + TEMPLATE_SLACK + answer_tokens
-    budget = judge.context_size - overhead
-    costs = [int(judge.count_tokens(context_block([(i + 1, s)]) + "\n") * COUNT_MARGIN) + 1 for i, s in enumerate(sentences)]
-    if sum(costs) <= budget:
-        return [list(range(len(sentences)))]
-    windows: list[list[int]] = []
-    current: list[int] = []
-    used = 0
-    for index, cost in enumerate(costs):
-        if cost > budget:
-            raise JudgeError(
-                f"sentence {index + 1} of the context has about {cost} tokens, more than the {max(budget, 0)} "
-                f"the model's window of {judge.context_size} leaves for context; raise --n-ctx"
-            )
-        if used + cost > budget and current:
-            windows.append(current)
-            current, used = [], 0
-        current.append(index)
+def chunk_sentences(sentences: Sequence[str], count_tokens: Callable[[str], int], budget: int, limit: int) -> list[range]:
+    """Consecutive sentence ranges of at most `budget` tokens each, cut at sentence boundaries
+    (MiniCheck's chunking). A sentence over `budget` is a chunk of its own; one over `limit`
+    (what the model's window leaves) is an error for the sample: it is never truncated."""
+    chunks: list[range] = []
+    start, used = 0, 0
+    for index, sentence in enumerate(sentences):
+        cost = count_tokens(sentence) + 1
+        if cost > limit:
+            raise JudgeError(f"sentence {index + 1} of the context has about {cost} tokens, more than the {limit} the model's window leaves; raise --n-ctx")
+        if index > start and used + cost > budget:
+            chunks.append(range(start, index))
+            start, used = index, 0
         used += cost
-    windows.append(current)
-    return windows
+    if start < len(sentences):
+        chunks.append(range(start, len(sentences)))
+    return chunks
+
+
+def yes_log_odds(judge: Judge, messages: list[Message]) -> tuple[float, Usage]:
+    """log(P(Yes) / P(No)) for the judge's first answer token."""
+    (yes, no), usage = judge.choose(messages, "", (YES, NO))
+    yes = min(max(yes, PROBABILITY_FLOOR), 1 - PROBABILITY_FLOOR)
+    return math.log(yes / (1 - yes)), usage
 
 
 @dataclass
@@ -64,7 +61,7 @@ class UsageTally:
         self.prompt_evaluated += usage.prompt_evaluated
         self.completion_tokens += usage.completion_tokens
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, int]:
         return {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,

@@ -1,33 +1,53 @@
 """LLM context recall: the share of the reference's statements attributable to the retrieved context.
 
-ragas' LLMContextRecall, one judge call per statement so that each call shares the
-sample's cached prefix and each verdict comes with its own short reason.
+ragas' LLMContextRecall, decided the way the strongest small checkers decide:
+
+1. Evidence first: every context sentence is scored against the statement with
+   signals that need no model (localeval.evidence): content-word coverage,
+   similarity, numbers. They rank the context's chunks and explain the verdict.
+2. Short evidence for the judge: the context is cut into chunks of about
+   CHUNK_TOKENS tokens at sentence boundaries; the judge reads the `chunks` best
+   chunks by evidence (document first, statement last) and answers Yes or No in
+   one token, read from the logits; the statement's judge score is the maximum
+   log-odds over those chunks.
+3. A calibrated combination: P(attributed) = a logistic model over the judge's
+   log-odds and the evidence features, fitted per judge on the human-labelled dev
+   sets (models/catalog.toml; localeval.calibration). Attributed when P >= threshold.
+4. Reasons that tell the truth: the reason names the evidence (the closest
+   sentences, quoted) and the statement's words the context never mentions; it
+   never claims the context says more than the quoted sentences do.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from localeval.calibration import LogisticModel
+from localeval.evidence import StatementEvidence, statement_evidence
 from localeval.judge import Judge
-from localeval.judge.prompts import CLAIMS_TASK, RECALL_TASK, context_block, messages
+from localeval.judge.prompts import attribution_messages, claims_messages
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, shorten
-from localeval.metrics.judging import UsageTally, context_sentences, fit_windows
+from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, yes_log_odds
 from localeval.samples import Sample
-from localeval.text import split_sentences
+from localeval.text import check_language, split_sentences
 
-REASON_CHARS = 160  # bounds the reason so a weak model cannot ramble until max_tokens
+CHUNK_TOKENS = 300  # MiniCheck's chunks are about 400 tokens; shorter ones suit a 1.5B judge
+PROMPT_OVERHEAD = 160  # tokens of instructions, topic and statement around a chunk (generous)
 CLAIM_CHARS = 200
 MAX_CLAIMS = 12
-REASON_TOKENS = REASON_CHARS // 2  # generous: a token is 3-4 characters of English
-# The answer is {"attributed": 0 or 1, "reason": "..."}. The verdict is read as the
-# probability of "1" at the verdict's position; the reason is then written for
-# the verdict taken, under a string grammar.
-VERDICT_KEY = "attributed"
-VERDICT_PREFIX = '{"%s": ' % VERDICT_KEY
-REASON_PREFIX = VERDICT_PREFIX + '%d, "reason": "'
-DEFAULT_THRESHOLD = 0.5
+EVIDENCE_SENTENCES = 2  # sentences a reason quotes
+EVIDENCE_COVERAGE = 0.5  # a sentence is evidence when it holds at least this share of the statement's words
+CALIBRATION_KEY = "attribution"
+# The combination for a judge without a fitted one (a GGUF file that is not in the
+# catalog): the judge's own log-odds, corrected by how much of the statement the
+# context mentions at all. The weights are round numbers of the size the fitted
+# models have (models/catalog.toml); a fit for your judge is better
+# (benchmarks/accuracy.py --fit).
+DEFAULT_CALIBRATION = LogisticModel(intercept=-2.0, weights={"judge": 1.0, "coverage": 2.5})
+DEFAULT_THRESHOLD = 0.5  # the calibration is fitted with balanced classes: 0.5 is balanced accuracy's threshold
 
 
 class Claims(BaseModel):
@@ -40,13 +60,13 @@ class RecallParams(BaseModel):
     statements: Literal["sentences", "claims"] = Field(
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
     )
-    reasons: bool = Field(True, description="ask the judge for a short reason with each verdict")
-    threshold: float | None = Field(
-        None,
-        ge=0.0,
-        le=1.0,
-        description="a statement counts as attributed when the judge's probability of 'attributed' reaches this; "
-        "default: the judge's threshold calibrated on the dev sets (models/catalog.toml), else 0.5",
+    reasons: bool = Field(True, description="keep each verdict's evidence and reason in the details")
+    threshold: float = Field(
+        DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="a statement is attributed when its calibrated probability reaches this"
+    )
+    chunks: int = Field(2, ge=1, le=64, description="how many chunks of the context (the best by evidence) the judge reads per statement")
+    language: Annotated[str, AfterValidator(check_language)] = Field(
+        "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
     )
 
 
@@ -54,17 +74,37 @@ class StatementVerdict(BaseModel):
     statement: str
     attributed: Literal[0, 1]
     probability: float
+    judge_log_odds: float | None = None
+    evidence: list[int] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    features: dict[str, float] = Field(default_factory=dict)
     reason: str | None = None
 
 
 class RecallDetails(BaseModel):
     statements: list[StatementVerdict]
-    windows: int | None = None
 
 
-def decision_threshold(params: RecallParams, judge: Judge) -> float:
-    """The option if given, else the judge's calibrated threshold, else 0.5."""
-    return params.threshold if params.threshold is not None else judge.thresholds.get(VERDICT_KEY, DEFAULT_THRESHOLD)
+def calibration_for(judge: Judge) -> LogisticModel:
+    """The judge's fitted combination from the catalog, else the documented default."""
+    table = judge.calibration.get(CALIBRATION_KEY)
+    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'") if table else DEFAULT_CALIBRATION
+
+
+def _chunk_coverage(evidence: StatementEvidence, chunk: range) -> float:
+    """Share of the statement's words in the chunk's best sentence: what ranks chunks."""
+    return max((m.coverage for m in evidence.matches if m.index in chunk), default=0.0)
+
+
+def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str]) -> str:
+    """What the verdict rests on, in words that claim nothing the quoted sentences do not say."""
+    quotes = "; ".join(f'sentence {i + 1}: "{shorten(sentences[i], 120)}"' for i in quoted)
+    missing = ", ".join(f"'{word}'" for word in evidence.missing[:5])
+    if verdict:
+        return f"attributed; closest evidence: {quotes}" if quotes else "attributed"
+    if missing:
+        return f"not attributed; the context never mentions {missing}" + (f"; closest: {quotes}" if quotes else "")
+    return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else "not attributed; no sentence of the context is close"
 
 
 class ContextRecall(Metric[RecallParams]):
@@ -80,58 +120,67 @@ class ContextRecall(Metric[RecallParams]):
         return [self._score(sample, judge) for sample in samples]
 
     def _score(self, sample: Sample, judge: Judge) -> Score:
-        params = self.params
-        sentences = context_sentences(sample)
-        question = sample.user_input or ""
         reference = sample.reference or ""
         tally = UsageTally()
-        if params.statements == "claims" and reference.strip():
-            claims_task = CLAIMS_TASK.format(question=question, reference=reference)
-            window = fit_windows(sentences, judge, claims_task, MAX_CLAIMS * CLAIM_CHARS // 3)[0]
-            answer, usage = judge.ask(messages(context_block([(i + 1, sentences[i]) for i in window]), claims_task), Claims)
+        if self.params.statements == "claims" and reference.strip():
+            answer, usage = judge.ask(claims_messages(sample.user_input or "", reference), Claims)
             tally.add(usage)
             statements = [c.strip() for c in answer.claims if c.strip()]
         else:
-            statements = split_sentences(reference)
+            statements = split_sentences(reference, self.params.language)
         return self.score_statements(sample, statements, judge, tally)
 
     def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge, tally: UsageTally | None = None) -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
-        human-segmented statements here, through the same prompts as a normal run)."""
-        params = self.params
+        human-segmented statements here, through the same code as a normal run)."""
         tally = tally or UsageTally()
         if not statements:
             return Score(value=float("nan"), details={"statements": []})
-        sentences = context_sentences(sample)
-        question = sample.user_input or ""
-        threshold = decision_threshold(params, judge)
-        answer_tokens = 8 + (REASON_TOKENS if params.reasons else 0)
-        longest = max(statements, key=len)
-        windows = fit_windows(sentences, judge, RECALL_TASK.format(question=question, statement=longest), answer_tokens)
-        blocks = [context_block([(i + 1, sentences[i]) for i in window]) for window in windows]
-        verdicts: list[dict[str, Any]] = []
-        for statement in statements:
-            task = RECALL_TASK.format(question=question, statement=statement)
-            probability, deciding = -1.0, messages(blocks[0], task)
-            for block in blocks:  # attributed when any window supports it: the best window decides
-                prompt = messages(block, task)
-                (_, window_probability), usage = judge.choose(prompt, VERDICT_PREFIX, ("0", "1"))
-                tally.add(usage)
-                if window_probability > probability:
-                    probability, deciding = window_probability, prompt
-                if probability >= threshold:
-                    break
-            attributed = int(probability >= threshold)
-            verdict: dict[str, Any] = {"statement": statement, "attributed": attributed, "probability": round(probability, 4)}
-            if params.reasons:
-                verdict["reason"], usage = judge.write_string(deciding, REASON_PREFIX % attributed, REASON_CHARS)
-                tally.add(usage)
-            verdicts.append(verdict)
-        details: dict[str, Any] = {"statements": verdicts}
-        if len(windows) > 1:
-            details["windows"] = len(windows)
+        params = self.params
+        sentences = context_sentences(sample, params.language)
+        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, judge.context_size - PROMPT_OVERHEAD - judge.count_tokens(max(statements, key=len)))
+        evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
+        wanted = [
+            sorted(range(len(chunks)), key=lambda c: (-_chunk_coverage(found, chunks[c]), c))[: params.chunks] for found in evidence
+        ]
+        log_odds: list[dict[int, float]] = [{} for _ in statements]
+        # Chunk by chunk, so each chunk is evaluated once and every statement after the
+        # first costs only its own tokens (llama.cpp's prefix cache).
+        for chunk_index, chunk in enumerate(chunks):
+            document = " ".join(sentences[i] for i in chunk)
+            for number, statement in enumerate(statements):
+                if chunk_index in wanted[number]:
+                    value, usage = yes_log_odds(judge, attribution_messages(document, statement, sample.user_input))
+                    log_odds[number][chunk_index] = value
+                    tally.add(usage)
+        model = calibration_for(judge)
+        verdicts = [
+            self._verdict(statement, found, judged, chunks, sentences, model)
+            for statement, found, judged in zip(statements, evidence, log_odds)
+        ]
         attributed = sum(v["attributed"] for v in verdicts)
-        return Score(value=attributed / len(verdicts), details=details, usage=tally.as_dict())
+        return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict())
+
+    def _verdict(
+        self, statement: str, evidence: StatementEvidence, judged: Mapping[int, float], chunks: Sequence[range], sentences: Sequence[str], model: LogisticModel
+    ) -> dict[str, Any]:
+        deciding = max(judged, key=lambda c: (judged[c], -c)) if judged else None
+        features = {**evidence.features(), "judge": judged[deciding] if deciding is not None else 0.0}
+        probability = model.probability(features)
+        attributed = probability >= self.params.threshold
+        verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4)}
+        if deciding is not None:
+            verdict["judge_log_odds"] = round(judged[deciding], 4)
+        verdict["features"] = {k: round(v, 4) for k, v in features.items()}
+        if self.params.reasons:
+            scope = chunks[deciding] if deciding is not None else range(len(sentences))
+            quoted = [m.index for m in evidence.matches if m.index in scope and m.coverage >= EVIDENCE_COVERAGE][:EVIDENCE_SENTENCES]
+            if not quoted and evidence.matches and evidence.matches[0].coverage > 0:
+                quoted = [evidence.matches[0].index]
+            verdict["evidence"] = sorted(quoted)
+            verdict["missing"] = list(evidence.missing)
+            verdict["reason"] = _reason(attributed, evidence, sorted(quoted), sentences)
+        return verdict
 
     @classmethod
     def explain(cls, details: RecallDetails) -> str:

@@ -9,7 +9,8 @@ batch go to rapidfuzz in one `cpdist` call instead of a Python double loop.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field

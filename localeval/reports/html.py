@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import heapq
 import json
-from typing import IO, Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
 
 from localeval.escaping import html_text
 from localeval.reports import explain, number

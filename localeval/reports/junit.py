@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from typing import IO, Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
 
 from localeval.escaping import xml_attribute, xml_text
 from localeval.reports import explain, score_text

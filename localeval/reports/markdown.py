@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import IO, Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
 
 from localeval.escaping import markdown_cell
 from localeval.reports import explain, number, score_text

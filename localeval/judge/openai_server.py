@@ -1,0 +1,221 @@
+"""The `openai` backend: a judge behind an OpenAI-compatible server on a URL the user gives.
+
+Works with llama-cpp-python's server (`python -m llama_cpp.server`), llama.cpp's
+`llama-server` and vLLM. The guarantees of the in-process judge, and where they differ:
+
+- Verdicts are read from token log-probabilities (`logprobs`, `top_logprobs`) of a
+  one-token answer at temperature 0. An option outside the server's top list is
+  taken to be no more likely than the least likely token listed.
+- `ask` sends the schema as the server's JSON-schema response format (OpenAI's
+  `json_schema`, else llama-cpp-python's `json_object` with a schema) and validates
+  the answer; `max_tokens` bounds it.
+- Every request has a timeout and is retried on connection errors and 5xx answers;
+  when the server cannot be reached the error says so and names the URL.
+- The runner keeps `concurrency` requests in flight, so a GPU server stays busy.
+- The only connection ever opened is to the URL given: proxies from the environment
+  are ignored and redirects are refused.
+- Not guaranteed: byte-identical scores with the in-process judge. A server may
+  batch requests together, which changes logits slightly; token counts use the
+  server's tokenize endpoint when it has one (else an estimate), so chunk
+  boundaries can differ too. tests/test_server_judge.py measures the difference.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from localeval.errors import ConfigError, JudgeError, ModelError
+from localeval.judge import Message, T, Usage
+from localeval.judge.backends import JudgeOptions
+from localeval.judge.llama import DEFAULT_CONTEXT, parse_answer
+
+TIMEOUT_SECONDS = 300.0  # one request; a CPU server on a long prompt is slow
+RETRIES = 3
+BACKOFF_SECONDS = 1.0
+TOP_LOGPROBS = 20  # what OpenAI's API allows at most
+DEFAULT_CONCURRENCY = 4
+ESTIMATED_CHARS_PER_TOKEN = 3  # when the server cannot tokenize: errs towards more tokens
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        raise urllib.error.HTTPError(args[1].get_full_url() if len(args) > 1 else "", 310, "redirects are refused: localeval talks only to the URL it was given", {}, None)  # type: ignore[arg-type]
+
+
+class ServerJudge:
+    """A judge on an OpenAI-compatible server; thread-safe, so the runner can keep several calls in flight."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None,
+        *,
+        context_size: int = DEFAULT_CONTEXT,
+        seed: int = 0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float = TIMEOUT_SECONDS,
+        calibration: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"--judge-url must be an http(s) URL such as http://127.0.0.1:8000/v1, got '{base_url}'")
+        self.base_url = base_url.rstrip("/")
+        self.seed = seed
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self._context_size = context_size
+        self._calibration = dict(calibration or {})
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
+        self.model = model or self._only_model()
+        self._tokenizer = self._find_tokenizer()
+        self._response_format = "json_schema"
+
+    # -- transport ---------------------------------------------------------
+
+    def _request(self, url: str, payload: dict[str, Any] | None) -> Any:
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="GET" if data is None else "POST")
+        last = ""
+        for attempt in range(RETRIES + 1):
+            try:
+                with self._opener.open(request, timeout=self.timeout) as response:
+                    return json.loads(response.read())
+            except urllib.error.HTTPError as error:
+                body = error.read().decode("utf-8", "replace")[:300] if error.fp else ""
+                if error.code < 500:
+                    raise _ClientError(error.code, body or str(error.reason)) from None
+                last = f"HTTP {error.code}: {body}"
+            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as error:
+                last = str(getattr(error, "reason", error))
+            if attempt < RETRIES:
+                time.sleep(BACKOFF_SECONDS * 2**attempt)
+        raise ModelError(f"the judge server at {self.base_url} did not answer ({last}) after {RETRIES + 1} tries; is it running?")
+
+    def _only_model(self) -> str:
+        """The served model, when --model does not name one and the server serves exactly one."""
+        listed = self._request(f"{self.base_url}/models", None).get("data") or []
+        names = [str(item.get("id")) for item in listed if isinstance(item, dict)]
+        if len(names) != 1:
+            raise ConfigError(f"the server at {self.base_url} serves {len(names)} models ({', '.join(names[:5])}); name one with --model")
+        return names[0]
+
+    def _find_tokenizer(self) -> tuple[str, str] | None:
+        """The server's tokenize endpoint (URL, JSON key of the text), if it has one of the known ones."""
+        root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        for url, key in ((f"{root}/extras/tokenize", "input"), (f"{root}/tokenize", "content"), (f"{root}/tokenize", "prompt")):
+            try:
+                if isinstance(self._request(url, {key: "probe", "model": self.model}).get("tokens"), list):
+                    return url, key
+            except (_ClientError, ModelError, AttributeError):
+                continue
+        return None
+
+    # -- the Judge protocol -------------------------------------------------
+
+    @property
+    def context_size(self) -> int:
+        return self._context_size
+
+    @property
+    def calibration(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._calibration
+
+    def count_tokens(self, text: str) -> int:
+        if self._tokenizer is None:
+            return max(1, math.ceil(len(text) / ESTIMATED_CHARS_PER_TOKEN))
+        url, key = self._tokenizer
+        return len(self._request(url, {key: text, "model": self.model})["tokens"])
+
+    def _chat(self, messages: list[Message], **fields: Any) -> tuple[dict[str, Any], Usage]:
+        started = time.perf_counter()
+        payload = {"model": self.model, "messages": messages, "temperature": 0.0, "seed": self.seed, **fields}
+        answer = self._request(f"{self.base_url}/chat/completions", payload)
+        usage = answer.get("usage") or {}
+        prompt = int(usage.get("prompt_tokens", 0))
+        return answer, Usage(prompt_tokens=prompt, prompt_evaluated=prompt, completion_tokens=int(usage.get("completion_tokens", 0)), seconds=time.perf_counter() - started)
+
+    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
+        """The options' probabilities as the first answer token, from the server's top log-probabilities."""
+        if prefix:
+            raise JudgeError("a judge server cannot continue a half-written answer; only first-token verdicts are read from it")
+        try:
+            answer, usage = self._chat(messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
+            listed = answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            logprobs = {str(item["token"]): float(item["logprob"]) for item in listed}
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise JudgeError(f"the judge server's answer has no token log-probabilities ({exc}); does it support logprobs?") from None
+        except _ClientError as error:
+            raise JudgeError(f"the judge server refused the request: {error}") from None
+        floor = min(logprobs.values(), default=0.0)
+        values = [logprobs.get(option, floor) for option in options]
+        top = max(values)
+        weights = [math.exp(v - top) for v in values]
+        return [w / sum(weights) for w in weights], usage
+
+    def _format(self, schema: type[T]) -> dict[str, Any]:
+        body = schema.model_json_schema()
+        if self._response_format == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": body, "strict": True}}
+        return {"type": "json_object", "schema": body}
+
+    def ask(self, messages: list[Message], schema: type[T], max_tokens: int = 512) -> tuple[T, Usage]:
+        try:
+            answer, usage = self._chat(messages, max_tokens=max_tokens, response_format=self._format(schema))
+        except _ClientError:
+            if self._response_format != "json_schema":
+                raise
+            self._response_format = "json_object"  # llama-cpp-python's server: a schema inside json_object
+            answer, usage = self._chat(messages, max_tokens=max_tokens, response_format=self._format(schema))
+        choice = answer["choices"][0]
+        if choice.get("finish_reason") == "length":
+            raise JudgeError(f"the judge's answer reached {max_tokens} tokens without finishing")
+        return parse_answer(str(choice["message"]["content"]), schema), usage
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": "openai",
+            "url": self.base_url,
+            "model": self.model,
+            "n_ctx": self._context_size,
+            "seed": self.seed,
+            "temperature": 0.0,
+            "concurrency": self.concurrency,
+            "tokenizer": self._tokenizer[0] if self._tokenizer else f"estimate: {ESTIMATED_CHARS_PER_TOKEN} characters a token",
+            "calibration": {k: dict(v) for k, v in self._calibration.items()},
+        }
+
+    def close(self) -> None:
+        """Nothing held between requests."""
+
+
+class _ClientError(Exception):
+    """A 4xx answer: the request was wrong, so retrying it is pointless."""
+
+    def __init__(self, code: int, body: str) -> None:
+        super().__init__(f"HTTP {code}: {body}")
+
+
+def open_judge(target: str | None, options: JudgeOptions) -> ServerJudge:
+    """The `openai` backend: `target` is the server's base URL (for example http://127.0.0.1:8000/v1)."""
+    from localeval.models import CATALOG
+
+    if not target:
+        raise ConfigError("the openai backend needs a URL: --judge-url http://HOST:PORT/v1")
+    if options.gpu_layers:
+        raise ConfigError("--gpu-layers applies to the in-process judge; a server decides its own GPU offload")
+    name = options.model
+    return ServerJudge(
+        target,
+        name,
+        context_size=options.n_ctx or DEFAULT_CONTEXT,
+        seed=options.seed or 0,
+        concurrency=options.concurrency or DEFAULT_CONCURRENCY,
+        calibration=CATALOG[name].calibration if name in CATALOG else {},
+    )
