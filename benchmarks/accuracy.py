@@ -69,7 +69,7 @@ CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml
 EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing"]
 ATTRIBUTION_FEATURES = ["judge", *EVIDENCE_FEATURES]
 RELEVANCE_EVIDENCE = ["overlap", "passage_overlap", "bridge", "opens_passage"]
-RELEVANCE_JUDGE = ["judge_unit", "judge_passage", "unit_judged"]
+RELEVANCE_JUDGE = ["judge_passage", "judge_passage_gap"]
 RELEVANCE_FEATURES = [*RELEVANCE_EVIDENCE, *RELEVANCE_JUDGE]
 SELECTION_THRESHOLDS = [round(t, 3) for t in np.linspace(0.05, 0.8, 31)]
 
@@ -107,13 +107,15 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
         ]
     started = time.perf_counter()
     for number, (row_id, source, sample, statements, labels) in enumerate(items, start=1):
+        before = judge.seconds
         try:
             score = metric.score_statements(sample, statements, judge)
         except JudgeError as error:
             records.append({"group": row_id, "error": str(error)})
             continue
+        cost = {**(score.usage or {}), "seconds": judge.seconds - before}
         for verdict, label in zip(score.details["statements"], labels):
-            records.append({"group": row_id, "source": source, "label": label, "features": verdict["features"], "cost": score.usage, "n": len(statements)})
+            records.append({"group": row_id, "source": source, "label": label, "features": verdict["features"], "cost": cost})
         progress(task, number, len(items), started)
     return records
 
@@ -126,6 +128,7 @@ def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[di
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
         sample = Sample(id=row["id"], user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
+        before = judge.seconds
         run = evaluate([sample], [metric], judge=judge)
         result = run.results[0]
         if "context_relevance" in result["errors"]:
@@ -134,7 +137,9 @@ def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[di
         details = result["details"]["context_relevance"]
         units = [s for s in _sentences(row)]
         gold = {i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"])}
-        records.append({"group": row["id"], "source": row.get("question_type", "hotpotqa"), "features": details["features"], "gold": sorted(gold), "cost": result["usage"]["context_relevance"]})
+        # prompt_evaluated depends on what the judge saw before, so the runner files it under timing
+        cost = {**result["usage"]["context_relevance"], **result["timing"]["context_relevance"], "seconds": judge.seconds - before}
+        records.append({"group": row["id"], "source": row.get("question_type", "hotpotqa"), "features": details["features"], "gold": sorted(gold), "cost": cost})
         progress("relevance", number, len(rows), started)
     return records
 
@@ -200,7 +205,12 @@ def _cost(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     costs = list(per_group.values())
     if not costs:
         return {}
-    return {"samples": len(costs), "calls": statistics.fmean(c["calls"] for c in costs), "prompt_evaluated": statistics.fmean(c["prompt_evaluated"] for c in costs)}
+    return {
+        "samples": len(costs),
+        "calls": statistics.fmean(c["calls"] for c in costs),
+        "prompt_evaluated": statistics.fmean(c["prompt_evaluated"] for c in costs),
+        "seconds": statistics.fmean(c["seconds"] for c in costs),
+    }
 
 
 def _select(probabilities: np.ndarray, threshold: float) -> set[int]:
@@ -293,7 +303,7 @@ def print_report(report: dict[str, Any]) -> None:
                 print(f"  {label:<26} {cells}")
         print(f"  fitted on all rows: {v['fit']}")
         for task, cost in v["cost"].items():
-            print(f"  {task}: {fmt(cost.get('calls'))} judge calls and {fmt(cost.get('prompt_evaluated'))} prompt tokens evaluated per sample ({cost.get('samples')} samples)")
+            print(f"  {task}: {fmt(cost.get('seconds'))} judge seconds, {fmt(cost.get('calls'))} calls and {fmt(cost.get('prompt_evaluated'))} prompt tokens evaluated per sample ({cost.get('samples')} samples)")
         print(f"  judge errors: {v['errors']}")
     if "relevance" in report:
         r = report["relevance"]
@@ -304,7 +314,7 @@ def print_report(report: dict[str, Any]) -> None:
                 sources = ", ".join(f"{k} F1 {fmt(x)}" for k, x in f.items() if k not in ("precision", "recall", "f1", "insufficient_share", "n"))
                 print(f"  {name:<26} {fmt(f['precision'])} / {fmt(f['recall'])} / {fmt(f['f1'])}   insufficient {fmt(f['insufficient_share'])}   ({sources}; n={f['n']})")
         print(f"  fitted on all rows: {r['fit']} (selection threshold {r['fit_threshold']} folded into the intercept)")
-        print(f"  {fmt(r['cost'].get('calls'))} judge calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per sample; judge errors: {r['errors']}")
+        print(f"  {fmt(r['cost'].get('seconds'))} judge seconds, {fmt(r['cost'].get('calls'))} calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per sample; judge errors: {r['errors']}")
     if "retrieval" in report:
         print(f"\nretrieval: id_context_recall vs the file's id_recall: {report['retrieval']['id_recall_mismatches']} mismatches in {report['retrieval']['n']} rows")
 

@@ -32,6 +32,7 @@ class CachedJudge:
         self._calibration = calibration
         self._entries: dict[str, Any] = {}
         self.misses = 0
+        self.seconds = 0.0  # judge seconds of the answers given, as measured when each was first asked
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
@@ -70,6 +71,7 @@ class CachedJudge:
             return {"p": probabilities, "usage": usage.__dict__}
 
         entry = self._remember(_key("choose", messages, prefix, list(options)), ask)
+        self.seconds += entry["usage"]["seconds"]
         return list(entry["p"]), Usage(**entry["usage"])
 
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = 512) -> tuple[T, Usage]:
@@ -78,6 +80,7 @@ class CachedJudge:
             return {"answer": answer.model_dump(), "usage": usage.__dict__}
 
         entry = self._remember(_key("ask", messages, schema.__name__, schema.model_json_schema(), max_tokens), run)
+        self.seconds += entry["usage"]["seconds"]
         return schema.model_validate(entry["answer"]), Usage(**entry["usage"])
 
     def describe(self) -> dict[str, Any]:

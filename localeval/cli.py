@@ -30,7 +30,7 @@ from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.results import RunHeader, read_results, rows_only
-from localeval.settings import build_settings, describe_source
+from localeval.settings import LOCAL_RAY, build_settings, describe_source
 from localeval.summary import Summary
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
@@ -148,6 +148,7 @@ def cli() -> None:
 @click.option("--gpu-layers", type=int, help="Judge layers to offload to the GPU (-1: all); needs llama-cpp-python built for CUDA or Metal.")
 @click.option("--judge-url", help="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
 @click.option("--judge-concurrency", type=int, help="Requests kept in flight to a judge server (default 4).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value=LOCAL_RAY, default=None, metavar="[ADDRESS]", help="Score on a Ray cluster (the ray extra): its ADDRESS, or Ray on this machine when none is given.")
 def score_command(
     input_path: str,
     metric_names: tuple[str, ...],
@@ -180,6 +181,7 @@ def score_command(
     }
     given = {"metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
     given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed", "gpu_layers", "judge_url", "judge_concurrency")})
+    given["ray"] = flags["ray_address"]
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:

@@ -56,28 +56,46 @@ def _lines(stream: BinaryIO) -> Iterator[bytes | None]:
         yield None
 
 
+def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """The non-blank lines of a JSON Lines stream with their 1-based numbers (a UTF-8 byte
+    order mark on line 1 is dropped); None for a line longer than MAX_LINE_BYTES.
+    The one place lines are numbered: the local reader and Ray workers both use it."""
+    for number, raw in enumerate(_lines(stream), start=1):
+        if raw is not None:
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM) :]
+            if not raw or raw.isspace():  # isspace stops at the first non-blank byte; strip() would copy
+                continue
+        yield number, raw
+
+
+def to_record(number: int, raw: bytes | None, name: str, field_map: Mapping[str, str] | None = None) -> Record:
+    """A numbered line as a Record: the sample, or the InputError that says what is wrong."""
+    try:
+        if raw is None:
+            raise InputError(name, number, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB; not read")
+        return Record(number, _parse_line(raw, name, number, field_map))
+    except InputError as error:
+        return Record(number, None, error)
+
+
+def input_name(path: str) -> str:
+    """How errors name the input."""
+    return "<stdin>" if path == STDIN else path
+
+
 def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str] | None = None) -> Iterator[Record]:
     """Yield a Record for every non-blank line; with `strict`, raise on the first bad one.
 
     `field_map` renames keys to ragas names (`--map`), before legacy names are read.
     """
-    name = "<stdin>" if path == STDIN else path
+    name = input_name(path)
     stream = _open_binary(path)
     try:
-        for number, raw in enumerate(_lines(stream), start=1):
-            if raw is not None:
-                if number == 1 and raw.startswith(UTF8_BOM):
-                    raw = raw[len(UTF8_BOM) :]
-                if raw.isspace() or not raw:  # isspace stops at the first non-blank byte; strip() would copy
-                    continue
-            try:
-                if raw is None:
-                    raise InputError(name, number, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB; not read")
-                record = Record(number, _parse_line(raw, name, number, field_map))
-            except InputError as error:
-                if strict:
-                    raise
-                record = Record(number, None, error)
+        for number, raw in numbered_lines(stream):
+            record = to_record(number, raw, name, field_map)
+            if strict and record.error is not None:
+                raise record.error
             yield record
     finally:
         if stream is not sys.stdin.buffer:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +34,7 @@ from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.results import ResultRow, RunHeader, dumps_json, parse_line
 from localeval.runner import score
-from localeval.settings import RunSettings
+from localeval.settings import LOCAL_RAY, RunSettings
 from localeval.summary import Summary
 
 SPOOL_BYTES = 8 << 20  # rows kept in memory for the reports when there is no results file
@@ -64,6 +64,11 @@ class _DoneLines:
         if not self._bits[index] >> bit & 1:
             self._bits[index] |= 1 << bit
             self.count += 1
+
+    @property
+    def bits(self) -> bytes:
+        """The bitmap itself: bit n of byte n // 8 is line n (what a Ray worker filters by)."""
+        return bytes(self._bits)
 
     def __contains__(self, line: object) -> bool:
         if not isinstance(line, int):
@@ -192,6 +197,48 @@ def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -
             out.write(dumps_json(report, indent=2) + "\n")
 
 
+class _LocalSource:
+    """Rows scored in this process: the input read line by line, the judge loaded here."""
+
+    def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.owned = judge is None and any(m.needs_judge for m in metrics)
+        self.judge = judge
+        if self.owned:
+            self.judge = load_judge(
+                settings.model,
+                n_ctx=settings.n_ctx,
+                n_threads=settings.threads,
+                seed=settings.seed,
+                gpu_layers=settings.gpu_layers,
+                judge_url=settings.judge_url,
+                concurrency=settings.judge_concurrency,
+            )
+
+    def describe_judge(self) -> dict[str, Any] | None:
+        return self.judge.describe() if self.judge is not None else None
+
+    def rows(self, done: _DoneLines) -> Iterator[ResultRow]:
+        records = read_records(self.settings.input, strict=self.settings.strict_input, field_map=self.settings.map)
+        return score((r for r in records if r.line not in done), self.metrics, judge=self.judge)
+
+    def close(self) -> None:
+        if self.owned and self.judge is not None:
+            self.judge.close()
+
+
+def _open_source(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None) -> Any:
+    """Where the rows come from: this process, or a Ray cluster (--ray)."""
+    if settings.ray is None:
+        return _LocalSource(settings, metrics, judge)
+    if judge is not None or settings.judge_url:
+        raise ConfigError("--ray loads the judge on every worker from --model; it takes neither a loaded judge nor --judge-url")
+    from localeval.distributed import RayScorer
+
+    return RayScorer(settings, metrics, None if settings.ray == LOCAL_RAY else settings.ray)
+
+
 def score_file(
     settings: RunSettings,
     *,
@@ -210,17 +257,23 @@ def score_file(
     _check_paths(settings)
     metrics = build_metrics(settings)
     summary = Summary([m.name for m in metrics], settings.thresholds, settings.min_mean)
-    if judge is None and any(m.needs_judge for m in metrics):
-        judge = load_judge(
-            settings.model,
-            n_ctx=settings.n_ctx,
-            n_threads=settings.threads,
-            seed=settings.seed,
-            gpu_layers=settings.gpu_layers,
-            judge_url=settings.judge_url,
-            concurrency=settings.judge_concurrency,
-        )
-    provenance = describe_run(settings, metrics, judge, _input_sha256(settings))
+    source = _open_source(settings, metrics, judge)
+    try:
+        return _run(settings, metrics, summary, source, on_start, on_row, on_message)
+    finally:
+        source.close()
+
+
+def _run(
+    settings: RunSettings,
+    metrics: Sequence[Metric[Any]],
+    summary: Summary,
+    source: Any,
+    on_start: Callable[[int], None] | None,
+    on_row: Callable[[ResultRow], None] | None,
+    on_message: Callable[[str], None] | None,
+) -> RunOutcome:
+    provenance = describe_run(settings, metrics, source.describe_judge(), _input_sha256(settings))
     results_file = settings.output if settings.output and is_regular_or_new(settings.output) else None
     written = 0
     done = _DoneLines()
@@ -237,9 +290,8 @@ def score_file(
         sink = _Sink(handle, settings.output == STDIO, bool(settings.junit_xml or settings.markdown), settings.timing)
         if on_start is not None:
             on_start(done.count)
-        records = read_records(settings.input, strict=settings.strict_input, field_map=settings.map)
         try:
-            for row in score((r for r in records if r.line not in done), metrics, judge=judge):
+            for row in source.rows(done):
                 sink.write(row)
                 written += 1
                 summary.add(row)
@@ -259,4 +311,3 @@ def score_file(
     else:
         code = EXIT_THRESHOLD_FAILED
     return RunOutcome(report, code, written)
-

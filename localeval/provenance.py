@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from localeval.judge import Judge
 from localeval.metrics import Metric
 from localeval.settings import RunSettings
 
@@ -29,13 +28,15 @@ def _version(package: str) -> str | None:
         return None
 
 
-def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, input_sha256: str | None) -> dict[str, Any]:
+def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: dict[str, Any] | None, input_sha256: str | None) -> dict[str, Any]:
+    """`judge` is the judge's own description (`Judge.describe()`), or None."""
     return {
         "localeval": _version("localeval"),
         "input": {"path": settings.input, "sha256": input_sha256},
         "metrics": {m.name: m.describe_params() for m in metrics},
         "map": dict(settings.map),
-        "judge": judge.describe() if judge is not None else None,
+        "judge": judge,
+        "execution": {"ray": settings.ray} if settings.ray is not None else {"ray": None},
         "config": settings.config_source,
         "python": platform.python_version(),
         "packages": {p: v for p in PACKAGES if (v := _version(p))},

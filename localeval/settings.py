@@ -32,6 +32,7 @@ MIN_CONTEXT = 512  # tokens: below this no judge prompt fits
 MAX_CONTEXT = 1 << 20
 MAX_THREADS = 512
 MAX_CONFIG_BYTES = 1 << 20
+LOCAL_RAY = "local"  # --ray without an address: start Ray here, or join $RAY_ADDRESS
 
 # A threshold is a share: a finite number in [0, 1]; true/false and strings are refused.
 Share = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1, allow_inf_nan=False)]
@@ -69,6 +70,7 @@ class RunSettings(FileSettings):
     junit_xml: str | None = Field(None, description="JUnit XML: one test case per sample and metric")
     markdown: str | None = Field(None, description="Markdown summary with the failing samples")
     timing: bool = Field(True, description="keep judge timing in the results (False: byte-identical reruns)")
+    ray: str | None = Field(None, description=f"score on a Ray cluster: its address, or '{LOCAL_RAY}' for Ray on this machine (the ray extra)")
     config_source: dict[str, str] | None = Field(None, description="the config file these settings came from, and its SHA-256")
 
 

@@ -21,7 +21,7 @@ SAMPLE = Sample(
     retrieved_contexts=["Acme was founded by Ada Smith. It was founded in 1901.", "Acme sells anvils. Its logo is red."],
     reference="Ada Smith founded Acme. This happened in 1901. Acme is based in Ohio.",
 )
-CERTAIN = {"attribution": {"intercept": 0.0, "weights": {"judge": 1.0}}, "relevance": {"intercept": 0.0, "weights": {"judge_unit": 1.0}}}
+CERTAIN = {"attribution": {"intercept": 0.0, "weights": {"judge": 1.0}}, "relevance": {"intercept": 0.0, "weights": {"judge_passage": 1.0}}}
 
 
 def claim_of(messages):
@@ -32,9 +32,9 @@ def document_of(messages):
     return messages[-1]["content"].split("Document:\n", 1)[1].split("\n\n", 1)[0]
 
 
-def asked_unit(messages):
-    found = re.search(r"Is sentence \[(\d+)\] needed", messages[-1]["content"])
-    return int(found.group(1)) if found else None
+def asked_paragraph(messages):
+    """The paragraph a relevance prompt asks about."""
+    return messages[-1]["content"].split("Paragraph: ", 1)[1].split("\n\nDoes the paragraph", 1)[0]
 
 
 # -- context_recall ---------------------------------------------------------------
@@ -150,13 +150,13 @@ def test_a_non_english_sample_is_split_in_its_language():
 # -- context_relevance --------------------------------------------------------------
 
 
-def relevance_judge(required: set[int], **kwargs):
-    """Says yes to the unit questions about `required` (1-based) and to every passage question."""
-    return ScriptedJudge(lambda m: 0.999 if asked_unit(m) in required or asked_unit(m) is None else 0.001, calibration=CERTAIN, **kwargs)
+def relevance_judge(needed: str, **kwargs):
+    """Says a paragraph is needed when it contains `needed`."""
+    return ScriptedJudge(lambda m: 0.999 if needed in asked_paragraph(m) else 0.001, calibration=CERTAIN, **kwargs)
 
 
 def test_relevance_is_the_share_of_units_required():
-    judge = relevance_judge({1, 2})
+    judge = relevance_judge("Ada Smith")
     score = create_metric("context_relevance").score_batch([SAMPLE], judge)[0]
     assert score.value == 2 / 4
     assert score.details["selected"] == [0, 1]
@@ -166,40 +166,37 @@ def test_relevance_is_the_share_of_units_required():
 
 
 def test_insufficient_information_selects_nothing_and_scores_zero():
-    score = create_metric("context_relevance").score_batch([SAMPLE], relevance_judge(set()))[0]
+    score = create_metric("context_relevance").score_batch([SAMPLE], relevance_judge("nowhere"))[0]
     assert score.value == 0.0 and score.details["selected"] == []
 
 
 def test_no_context_scores_zero_without_asking():
-    judge = relevance_judge({1})
+    judge = relevance_judge("x")
     score = create_metric("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]
     assert score.value == 0.0 and score.details["n_sentences"] == 0 and judge.calls == []
 
 
 @pytest.mark.parametrize("unit, count", [("sentence", 4), ("line", 3), ("chunk", 2)])
 def test_the_unit_option_counts_sentences_lines_or_chunks(unit, count):
-    sample = Sample(user_input="q", retrieved_contexts=["Acme was founded by Ada Smith. It was founded in 1901.", "Acme sells anvils.\nIts logo is red."])
-    score = create_metric("context_relevance", {"unit": unit}).score_batch([sample], relevance_judge({1}))[0]
-    assert score.details["n_sentences"] == count and score.value == 1 / count
+    sample = Sample(user_input="q", retrieved_contexts=["Acme was founded by Ada Smith.\nIt was founded in 1901.", "Acme sells anvils. Its logo is red."])
+    score = create_metric("context_relevance", {"unit": unit}).score_batch([sample], relevance_judge("Acme sells"))[0]
+    needed = {"sentence": 2, "line": 1, "chunk": 1}[unit]
+    assert score.details["n_sentences"] == count and score.value == needed / count
 
 
-def test_the_judge_reads_units_of_the_most_relevant_passages_only():
+def test_each_paragraph_is_judged_once_on_its_own_question_first():
     passages = [f"Passage {i} sentence one. Passage {i} sentence two." for i in range(6)]
-    sample = Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)
-    judge = relevance_judge(set())
-    create_metric("context_relevance", {"judged_passages": "2"}).score_batch([sample], judge)
-    asked = [asked_unit(call) for call in judge.calls]
-    assert sum(1 for a in asked if a is None) == 6  # one question per passage
-    assert len([a for a in asked if a is not None]) == 4  # the units of two passages
-    prefixes = {call[-1]["content"].rsplit("Question:", 1)[0] for call in judge.calls}
-    assert len(prefixes) == 1  # every question shares the passages prefix
+    judge = relevance_judge("nothing")
+    create_metric("context_relevance").score_batch([Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)], judge)
+    assert [asked_paragraph(call) for call in judge.calls] == passages
+    assert all(call[-1]["content"].startswith("Question: What does passage 3 say?\n\nParagraph: ") for call in judge.calls)
 
 
-def test_relevance_windows_cover_every_unit_once_when_the_context_does_not_fit():
-    long = Sample(user_input="q?", retrieved_contexts=[" ".join(f"Sentence number {i} says something long enough." for i in range(40))])
-    judge = relevance_judge(set(range(1, 41)), context_size=400)
-    score = create_metric("context_relevance", {"judged_passages": "100"}).score_batch([long], judge)[0]
-    assert score.details["windows"] > 1
-    asked = sorted(a for a in (asked_unit(call) for call in judge.calls) if a is not None)
-    assert asked == list(range(1, 41))  # every sentence judged once, none dropped
-    assert score.value == 1.0
+def test_a_paragraph_too_long_for_the_window_is_judged_in_pieces_and_counts_by_its_best():
+    texts = [f"Sentence number {i} says something long enough." for i in range(40)]
+    long = Sample(user_input="q?", retrieved_contexts=[" ".join(texts)])
+    judge = relevance_judge("number 39", context_size=400)
+    score = create_metric("context_relevance").score_batch([long], judge)[0]
+    assert score.details["windows"] == len(judge.calls) > 1
+    assert " ".join(asked_paragraph(call) for call in judge.calls) == " ".join(texts)  # every sentence judged once, none dropped
+    assert score.value == 1.0  # the piece with sentence 39 is needed, so the paragraph is

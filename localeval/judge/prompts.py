@@ -9,8 +9,6 @@ evaluates once and every question about it costs only its own tokens.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from localeval.judge import Message
 
 YES, NO = "Yes", "No"
@@ -28,18 +26,17 @@ ATTRIBUTION_SYSTEM = (
 ATTRIBUTION_USER = "Document:\n{document}\n\n{topic}Claim: {statement}\n\nIs the claim supported by the document? Answer Yes or No."
 ATTRIBUTION_TOPIC = "The claim comes from an answer to: {question}\n"
 
-# Context relevance: the retrieved passages with numbered sentences and the
-# question form the shared prefix; then one short Yes/No question per passage and
-# per sentence. The judge sees every passage when it answers, so it can follow a
-# question from the passage that names an entity to the passage about it.
-RELEVANCE_SYSTEM = (
-    "You read retrieved passages, split into numbered sentences, and decide which of them are needed "
-    "to answer a question. Use only the passages."
+# Context relevance: each retrieved context ("paragraph") is judged on its own, as
+# plain text, in a short prompt with the question first. Measured on the dev set
+# (README, "How the judge metrics decide"): a 1.5B judge reading all paragraphs at
+# once, or the same paragraph with numbered sentences, ranks the needed paragraphs
+# worse; and its per-sentence verdicts rank sentences worse than word overlap, so
+# sentences are chosen by the evidence within the paragraphs the judge finds needed.
+RELEVANCE_SYSTEM = "You decide whether a paragraph helps to answer a question. Use only the paragraph."
+RELEVANCE_USER = (
+    "Question: {question}\n\nParagraph: {paragraph}\n\n"
+    "Does the paragraph contain information needed to answer the question? Answer Yes or No."
 )
-RELEVANCE_CONTEXT = "{passages}\n\nQuestion: {question}\n\n"
-PASSAGE_HEADER = "Passage {number}:"
-PASSAGE_QUESTION = "Is passage {number} needed to answer the question? Answer Yes or No."
-SENTENCE_QUESTION = "Is sentence [{number}] needed to answer the question? Answer Yes or No."
 
 CLAIMS_SYSTEM = "You break an answer into short, self-contained factual claims. Reply with JSON only."
 CLAIMS_USER = (
@@ -58,19 +55,10 @@ def attribution_messages(document: str, statement: str, question: str | None) ->
     ]
 
 
-def passages_block(passages: Sequence[Sequence[tuple[int, str]]]) -> str:
-    """Passages as the judge sees them: a header, then `[n] sentence` lines (n from 1, across passages)."""
-    blocks = []
-    for number, sentences in enumerate(passages, start=1):
-        lines = "\n".join(f"[{n}] {sentence}" for n, sentence in sentences)
-        blocks.append(f"{PASSAGE_HEADER.format(number=number)}\n{lines}")
-    return "\n\n".join(blocks)
-
-
-def relevance_messages(block: str, question: str, ask: str) -> list[Message]:
+def relevance_messages(paragraph: str, question: str) -> list[Message]:
     return [
         {"role": "system", "content": RELEVANCE_SYSTEM},
-        {"role": "user", "content": RELEVANCE_CONTEXT.format(passages=block, question=question) + ask},
+        {"role": "user", "content": RELEVANCE_USER.format(question=question, paragraph=paragraph)},
     ]
 
 

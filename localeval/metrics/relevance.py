@@ -2,24 +2,29 @@
 
 ragas' ContextRelevancy and promptfoo's context-relevance; score = required units /
 all units, capped at 1; no unit required ("insufficient information") scores 0.
-The unit is a pysbd sentence of the joined contexts by default (ragas); `unit=line`
-counts lines and `unit=chunk` counts retrieved contexts (what current promptfoo does
-for multi-line and list contexts).
+The unit is a pysbd sentence by default (ragas), split within each retrieved
+context so that every sentence belongs to one; `unit=line` counts lines and
+`unit=chunk` counts retrieved contexts (what current promptfoo does for
+multi-line and list contexts).
 
 Every unit is scored, then a rule selects:
 
-1. Evidence: how much of the question each unit and each retrieved context (passage)
-   mentions, each word weighted by how rare it is among the passages (IDF); whether
-   the unit opens its passage (the sentence that names what the others refer to);
-   and a bridge: how strongly the best-matching passage mentions what another
-   passage's opening unit names (a two-hop question's second passage).
-2. The judge: the passages, with numbered units, and the question are one cached
-   prefix; then one Yes/No question per passage, and per unit of the passages that
-   look most relevant, each costing only its own tokens. Probabilities are read from
-   the logits.
+1. The judge reads each retrieved context (a passage) on its own, as plain text
+   after the question, and answers whether it contains information needed to
+   answer: one token, read from the logits. (A passage too long for the window is
+   judged in pieces and counts by its best piece.)
+2. Evidence: how much of the question each unit and each passage mentions, each
+   word weighted by how rare it is among the passages (IDF); whether the unit
+   opens its passage (the sentence that names what the others refer to); and a
+   bridge: how strongly the best-matching passage mentions what another passage's
+   opening unit names (a two-hop question's second passage).
 3. A logistic model over those features (fitted per judge on the dev set,
    models/catalog.toml) gives each unit P(required); units at or above `threshold`
    are selected. When none reaches it, nothing is selected and the score is 0.
+
+Measured alternatives (README): asking the judge about each sentence, with its
+passage or with the whole context, and ranking all sentences from one call's
+first-token probabilities, all ranked sentences worse than word overlap does.
 """
 
 from __future__ import annotations
@@ -34,17 +39,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from localeval.calibration import LogisticModel
 from localeval.evidence import content_words
 from localeval.judge import Judge
-from localeval.judge.prompts import PASSAGE_QUESTION, SENTENCE_QUESTION, passages_block, relevance_messages
+from localeval.judge.prompts import relevance_messages
 from localeval.metrics.base import Metric, Score
-from localeval.metrics.judging import UsageTally, yes_log_odds
+from localeval.metrics.judging import UsageTally, chunk_sentences, yes_log_odds
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 
 CALIBRATION_KEY = "relevance"
-PROMPT_OVERHEAD = 200  # tokens of instructions, question and the Yes/No question around the passages
-# For a judge without a fitted rule: the judge's sentence verdict, helped by the
-# passage verdict and the question's words; round numbers of the fitted models' size.
-DEFAULT_CALIBRATION = LogisticModel(intercept=-3.0, weights={"judge_unit": 0.8, "judge_passage": 0.4, "overlap": 2.0, "opens_passage": 0.5})
+PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
+# For a judge without a fitted rule: the judge's passage verdict and the question's
+# words in the unit and its passage; round numbers of the fitted models' size.
+DEFAULT_CALIBRATION = LogisticModel(intercept=-4.0, weights={"judge_passage": 0.5, "overlap": 2.5, "passage_overlap": 1.5, "opens_passage": 1.0})
 DEFAULT_THRESHOLD = 0.5
 
 
@@ -55,7 +60,6 @@ class RelevanceParams(BaseModel):
         "sentence", description="what is counted: pysbd sentences (ragas), lines, or whole retrieved contexts (promptfoo's units)"
     )
     threshold: float = Field(DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="a unit is required when its calibrated probability reaches this")
-    judged_passages: int = Field(3, ge=0, le=100, description="passages whose units the judge reads one by one (the most relevant by evidence and passage verdict)")
     language: Annotated[str, AfterValidator(check_language)] = Field(
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
     )
@@ -137,14 +141,19 @@ class ContextRelevance(Metric[RelevanceParams]):
         assert judge is not None
         return [self._score(sample, judge) for sample in samples]
 
-    def _windows(self, units: Sequence[_Unit], judge: Judge, question: str) -> list[list[int]]:
-        """Passages grouped so that each group's prompt fits the model; a passage too long
-        for the window on its own is split between units (nothing is truncated)."""
-        from localeval.metrics.judging import chunk_sentences
-
+    def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], int]:
+        """The judge's log-odds that each passage is needed, and how many prompts that took."""
         budget = judge.context_size - PROMPT_OVERHEAD - judge.count_tokens(question)
-        ranges = chunk_sentences([f"[{i + 1}] {u.text}" for i, u in enumerate(units)], judge.count_tokens, budget, budget)
-        return [list(r) for r in ranges]
+        verdicts, prompts = [], 0
+        for passage in passages:
+            sentences = split_sentences(passage, self.params.language) or [passage]
+            best = -math.inf
+            for piece in chunk_sentences(sentences, judge.count_tokens, budget, budget):
+                value, usage = yes_log_odds(judge, relevance_messages(" ".join(sentences[i] for i in piece), question))
+                tally.add(usage)
+                best, prompts = max(best, value), prompts + 1
+            verdicts.append(best)
+        return verdicts, prompts
 
     def _score(self, sample: Sample, judge: Judge) -> Score:
         params = self.params
@@ -152,43 +161,22 @@ class ContextRelevance(Metric[RelevanceParams]):
         units = _units(sample, params.unit, params.language)
         if not units:
             return Score(value=0.0, details={"selected": [], "selected_sentences": [], "n_selected": 0, "n_sentences": 0})
-        passages = [p for p in (sample.retrieved_contexts or [])]
-        overlap, passage_overlap, bridge = _idf_overlap(question, units, passages, params.language)
+        passages = list(sample.retrieved_contexts or [])
         tally = UsageTally()
-        judge_passage = [0.0] * len(passages)
-        passage_judged: set[int] = set()
-        judge_unit: dict[int, float] = {}
-        windows = self._windows(units, judge, question)
-        for window in windows:
-            grouped: dict[int, list[tuple[int, str]]] = {}
-            for i in window:
-                grouped.setdefault(units[i].passage, []).append((i + 1, units[i].text))
-            order = list(grouped)
-            block = passages_block([grouped[p] for p in order])
-            if len(passages) > 1:
-                for number, passage in enumerate(order, start=1):
-                    value, usage = yes_log_odds(judge, relevance_messages(block, question, PASSAGE_QUESTION.format(number=number)))
-                    # a passage split over windows counts by its best part
-                    judge_passage[passage] = max(judge_passage[passage], value) if passage in passage_judged else value
-                    passage_judged.add(passage)
-                    tally.add(usage)
-            ranked = sorted(order, key=lambda p: (-(judge_passage[p] + 4 * passage_overlap[p]), p))[: params.judged_passages] if len(passages) > 1 else order
-            for passage in ranked:
-                for number, _ in grouped[passage]:
-                    value, usage = yes_log_odds(judge, relevance_messages(block, question, SENTENCE_QUESTION.format(number=number)))
-                    judge_unit[number - 1] = value
-                    tally.add(usage)
-        floor = min(judge_unit.values(), default=0.0)
+        judged = sorted({u.passage for u in units})
+        verdicts, prompts = self._judge_passages([passages[p] for p in judged], judge, question, tally)
+        judge_passage = dict(zip(judged, verdicts))
+        best_verdict = max(verdicts)
+        overlap, passage_overlap, bridge = _idf_overlap(question, units, passages, params.language)
         relative_overlap = _relative(overlap)
         features = [
             {
-                "judge_unit": judge_unit.get(i, floor),
                 "judge_passage": judge_passage[u.passage],
+                "judge_passage_gap": judge_passage[u.passage] - best_verdict,
                 "overlap": relative_overlap[i],
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
-                "unit_judged": float(i in judge_unit),
             }
             for i, u in enumerate(units)
         ]
@@ -203,8 +191,8 @@ class ContextRelevance(Metric[RelevanceParams]):
             "probabilities": [round(p, 4) for p in probabilities],
             "features": [{k: round(v, 4) for k, v in f.items()} for f in features],
         }
-        if len(windows) > 1:
-            details["windows"] = len(windows)
+        if prompts > len(judged):
+            details["windows"] = prompts
         return Score(value=min(1.0, len(selected) / len(units)), details=details, usage=tally.as_dict())
 
     @classmethod

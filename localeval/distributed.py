@@ -1,0 +1,167 @@
+"""Scoring on a Ray cluster, for files one machine cannot score in time (`localeval score --ray`).
+
+The only module that imports ray (the `ray` extra), and only when --ray is given.
+
+- The input is read with Ray Data (`read_binary_files`, so from any filesystem Ray
+  reads) and cut into numbered lines by `localeval.io.numbered_lines`, exactly as the
+  local reader numbers them; lines a resumed run already has are dropped there.
+- Judge metrics run on a pool of actors that each load the judge once; metrics that
+  need no judge run as plain Ray tasks (no pool, no model).
+- The driver sends batches out and takes results back in input order, so it writes
+  the same results file as a local run (same lines, same order, same scores), with
+  the progress line and the summary. When an actor dies, a new one is started and
+  its batch is scored again: scoring is deterministic, so nothing in the file changes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from localeval.errors import ConfigError
+from localeval.io import input_name, numbered_lines, to_record
+from localeval.metrics import Metric, create_metric
+from localeval.results import ResultRow
+from localeval.runner import STRING_BATCH, score
+from localeval.settings import RunSettings
+
+JUDGE_BATCH = 2  # samples an actor scores per call: small, so a restart redoes little
+IN_FLIGHT_PER_WORKER = 2  # batches queued per worker, so none waits for the driver
+ACTOR_THREADS = 2  # judge threads per actor when --threads is not given
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--ray needs Ray: pip install 'localeval[ray]'") from None
+    return ray
+
+
+def _metric_specs(metrics: Sequence[Metric[Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Metrics as (name, options): what a worker needs to build the same metrics."""
+    return [(m.name, m.describe_params()) for m in metrics]
+
+
+def _judge_settings(settings: RunSettings, threads: int) -> dict[str, Any]:
+    return {"model": settings.model, "n_ctx": settings.n_ctx, "n_threads": threads, "seed": settings.seed, "gpu_layers": settings.gpu_layers}
+
+
+class _Worker:
+    """Scores batches of numbered lines: one per actor (the judge loaded once) or per task."""
+
+    def __init__(self, specs: list[tuple[str, dict[str, Any]]], judge_settings: dict[str, Any] | None, name: str, field_map: dict[str, str]) -> None:
+        from localeval.judge import load_judge
+
+        self.metrics = [create_metric(metric, options) for metric, options in specs]
+        self.judge = load_judge(**judge_settings) if judge_settings is not None else None
+        self.name = name
+        self.field_map = field_map
+
+    def describe(self) -> dict[str, Any] | None:
+        return self.judge.describe() if self.judge is not None else None
+
+    def score(self, lines: list[tuple[int, bytes | None]]) -> list[ResultRow]:
+        records = [to_record(number, raw, self.name, self.field_map) for number, raw in lines]
+        return list(score(records, self.metrics, judge=self.judge))
+
+
+def _numbered(row: dict[str, Any], skip: bytes) -> list[dict[str, Any]]:
+    """Ray Data flat_map: a file's bytes -> one row per numbered line not in `skip` (a bitmap)."""
+    done = bytearray(skip)
+    out = []
+    for number, raw in numbered_lines(io.BytesIO(row["bytes"])):
+        index, bit = divmod(number, 8)
+        if index < len(done) and done[index] >> bit & 1:
+            continue
+        out.append({"line": number, "raw": raw if raw is not None else b"", "overlong": raw is None})
+    return out
+
+
+class RayScorer:
+    """A connection to a Ray cluster and the workers of one run. Use with `with`."""
+
+    def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], address: str | None) -> None:
+        self.ray = _ray()
+        if settings.input == "-":
+            raise ConfigError("--ray reads the input with Ray Data: give a file, not standard input")
+        if not self.ray.is_initialized():
+            self.ray.init(address=address or None, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        self.settings = settings
+        self.specs = _metric_specs(metrics)
+        self.needs_judge = any(m.needs_judge for m in metrics)
+        threads = settings.threads or ACTOR_THREADS
+        cpus = int(self.ray.cluster_resources().get("CPU", 1))
+        self.size = max(1, cpus // threads) if self.needs_judge else max(1, cpus)
+        judge_settings = _judge_settings(settings, threads) if self.needs_judge else None
+        arguments = (self.specs, judge_settings, input_name(settings.input), dict(settings.map))
+        if self.needs_judge:
+            self.actor_class = self.ray.remote(num_cpus=threads, max_restarts=0)(_Worker)
+            self._arguments = arguments
+            self.workers = [self.actor_class.remote(*arguments) for _ in range(self.size)]
+        else:
+            task = self.ray.remote(num_cpus=1, max_retries=3)(_score_task)
+            self._task = task
+            self._arguments = arguments
+            self.workers = []
+
+    def describe_judge(self) -> dict[str, Any] | None:
+        return self.ray.get(self.workers[0].describe.remote()) if self.workers else None
+
+    def _batches(self, skip: bytes) -> Iterator[list[tuple[int, bytes | None]]]:
+        data = self.ray.data
+        dataset = data.read_binary_files(self.settings.input, ray_remote_args={"num_cpus": 0}).flat_map(_numbered, fn_args=(skip,), num_cpus=0)
+        size = JUDGE_BATCH if self.needs_judge else STRING_BATCH
+        for batch in dataset.iter_batches(batch_size=size, batch_format="pandas"):
+            yield [(int(n), None if o else bytes(r)) for n, r, o in zip(batch["line"], batch["raw"], batch["overlong"])]
+
+    def rows(self, done: Any) -> Iterator[ResultRow]:
+        """Every row of the input whose line is not `done` (a bitmap: `done.bits`), in input order."""
+        skip: bytes = done.bits
+        pending: deque[tuple[Any, int, list[tuple[int, bytes | None]]]] = deque()
+        batches = self._batches(skip)
+        limit = max(1, self.size * IN_FLIGHT_PER_WORKER)
+        exhausted = False
+        turn = 0
+        while True:
+            while not exhausted and len(pending) < limit:
+                batch = next(batches, None)
+                if batch is None:
+                    exhausted = True
+                    break
+                slot = turn % max(1, self.size)
+                pending.append((self._submit(slot, batch), slot, batch))
+                turn += 1
+            if not pending:
+                return
+            reference, slot, batch = pending.popleft()
+            try:
+                rows: list[ResultRow] = self.ray.get(reference)
+            except self.ray.exceptions.RayActorError:
+                self.workers[slot] = self.actor_class.remote(*self._arguments)  # a dead actor: a new one, same batch
+                pending.appendleft((self._submit(slot, batch), slot, batch))
+                continue
+            yield from rows
+
+    def _submit(self, slot: int, batch: list[tuple[int, bytes | None]]) -> Any:
+        if self.needs_judge:
+            return self.workers[slot].score.remote(batch)
+        return self._task.remote(*self._arguments, batch)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            self.ray.kill(worker)
+        self.workers = []
+
+    def __enter__(self) -> RayScorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _score_task(specs: list[tuple[str, dict[str, Any]]], judge_settings: Mapping[str, Any] | None, name: str, field_map: dict[str, str], batch: list[tuple[int, bytes | None]]) -> list[ResultRow]:
+    """A Ray task for metrics that need no judge: build them and score one batch."""
+    return _Worker(specs, None, name, field_map).score(batch)

@@ -1,0 +1,101 @@
+"""`localeval score --ray` on a local Ray cluster (ray.init(num_cpus=2)): the same results
+file as a run in this process, byte for byte (--no-timing), also after a worker is
+killed mid-run, and when resuming a local run's file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from localeval import RunSettings, score_file
+from localeval.settings import LOCAL_RAY
+
+ray = pytest.importorskip("ray")
+
+THREADS = 1  # the same judge threads in process and on the workers: llama.cpp's sums depend on the split
+
+
+def samples(n: int) -> list[dict]:
+    return [
+        {
+            "id": f"s{i}",
+            "user_input": f"When did museum {i} open?",
+            "retrieved_contexts": [f"Museum {i} opened in {1900 + i}. It has {i} rooms.", "The city has a park."],
+            "reference": f"Museum {i} opened in {1900 + i}.",
+            "reference_contexts": [f"Museum {i} opened in {1900 + i}."],
+            "retrieved_context_ids": [i, i + 1],
+            "reference_context_ids": [i],
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def rows_of(path: Path) -> list[str]:
+    return path.read_text().splitlines()[1:]  # the header records how the run was executed
+
+
+def test_non_judge_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_path):
+    data = write_jsonl([*samples(30), "{not json", {"id": "x", "retrieved_context_ids": "no"}])
+    local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    common = {"input": str(data), "metrics": ["nonllm_context_recall", "id_context_recall"], "timing": False}
+    first = score_file(RunSettings(**common, output=str(local)))
+    second = score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
+    assert rows_of(local) == rows_of(distributed)
+    assert first.summary["metrics"] == second.summary["metrics"] and second.exit_code == first.exit_code == 2
+
+
+@pytest.mark.judge
+def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jsonl, tmp_path, small_model_path):
+    data = write_jsonl(samples(6))
+    local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    common = {"input": str(data), "metrics": ["context_relevance", "context_recall", "id_context_recall"], "timing": False, "model": str(small_model_path), "n_ctx": 2048, "threads": THREADS}
+    score_file(RunSettings(**common, output=str(local)))
+    score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
+    assert rows_of(local) == rows_of(distributed)
+    # A local run's file, cut after three samples, resumed on Ray: the file a local run writes.
+    lines = local.read_text().splitlines(keepends=True)
+    resumed = tmp_path / "resumed.jsonl"
+    resumed.write_text("".join(lines[:4]))
+    outcome = score_file(RunSettings(**common, output=str(resumed), ray=LOCAL_RAY, resume=True))
+    assert resumed.read_text() == local.read_text() and outcome.written == 3
+
+
+@pytest.mark.judge
+def test_a_worker_killed_mid_run_changes_nothing(cluster, write_jsonl, tmp_path, small_model_path):
+    data = write_jsonl(samples(12))
+    local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    args = ["score", str(data), "-m", "context_recall", "--model", str(small_model_path), "--n-ctx", "2048", "--threads", str(THREADS), "--no-timing", "-q"]
+    assert subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(local)], capture_output=True).returncode == 0
+    killed: list[int] = []
+
+    def kill_a_worker() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and (not distributed.exists() or distributed.read_text().count("\n") < 3):
+            time.sleep(0.2)
+        # Ray titles an actor's process after its class.
+        found = subprocess.run(["pgrep", "-f", "ray::_Worker"], capture_output=True, text=True).stdout.split()
+        if found:
+            os.kill(int(found[0]), signal.SIGKILL)
+            killed.append(int(found[0]))
+
+    killer = threading.Thread(target=kill_a_worker)
+    killer.start()
+    completed = subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(distributed), "--ray", cluster], capture_output=True, text=True, timeout=600)
+    killer.join()
+    assert killed, "no worker was killed: the test proves nothing"
+    assert completed.returncode == 0, completed.stderr
+    assert rows_of(distributed) == rows_of(local)
