@@ -112,7 +112,7 @@ class RayScorer:
 
     def _batches(self, skip: bytes) -> Iterator[list[tuple[int, bytes | None]]]:
         data = self.ray.data
-        dataset = data.read_binary_files(self.settings.input, ray_remote_args={"num_cpus": 0}).flat_map(_numbered, fn_args=(skip,), num_cpus=0)
+        dataset = data.read_binary_files(self.settings.input, num_cpus=0).flat_map(_numbered, fn_args=(skip,), num_cpus=0)
         size = JUDGE_BATCH if self.needs_judge else STRING_BATCH
         for batch in dataset.iter_batches(batch_size=size, batch_format="pandas"):
             yield [(int(n), None if o else bytes(r)) for n, r, o in zip(batch["line"], batch["raw"], batch["overlong"])]

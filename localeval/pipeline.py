@@ -148,13 +148,24 @@ def _write_header(handle: IO[bytes], provenance: dict[str, Any]) -> None:
     handle.flush()  # on disk before the first row: a killed run is still resumable
 
 
-class _Sink:
-    """Where rows go: the results file (or standard output), and a spool for the reports
-    when the rows are not otherwise on disk."""
+def _open_stream(output: str) -> IO[bytes]:
+    """Standard output, or a device or pipe named by -o (/dev/null, a FIFO): written as a
+    stream, without the run header, a lock or resume."""
+    if output == STDIO:
+        return sys.stdout.buffer
+    try:
+        return open(output, "wb")
+    except OSError as error:
+        raise ConfigError(f"cannot write results to {output}: {error.strerror}") from None
 
-    def __init__(self, results: IO[bytes] | None, to_stdout: bool, need_rows: bool, timing: bool) -> None:
+
+class _Sink:
+    """Where rows go: the results file or a stream, and a spool for the reports when the
+    rows are not otherwise on disk."""
+
+    def __init__(self, results: IO[bytes] | None, stream: IO[bytes] | None, need_rows: bool, timing: bool) -> None:
         self.results = results
-        self.to_stdout = to_stdout
+        self.stream = stream
         self.timing = timing
         self.spool: IO[bytes] | None = None
         if need_rows and results is None:
@@ -165,9 +176,9 @@ class _Sink:
         if self.results is not None:
             self.results.write(line.encode("utf-8"))
             self.results.flush()
-        if self.to_stdout:
-            sys.stdout.write(line)
-            sys.stdout.flush()
+        if self.stream is not None:
+            self.stream.write(line.encode("utf-8"))
+            self.stream.flush()
         if self.spool is not None:
             self.spool.write(line.encode("utf-8"))
 
@@ -285,9 +296,8 @@ def _run(
             else:
                 handle.truncate(0)
                 _write_header(handle, provenance)
-        elif settings.output and settings.output != STDIO:
-            raise ConfigError(f"-o {settings.output} is not a regular file")
-        sink = _Sink(handle, settings.output == STDIO, bool(settings.junit_xml or settings.markdown), settings.timing)
+        stream = _open_stream(settings.output) if settings.output and not results_file else None
+        sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing)
         if on_start is not None:
             on_start(done.count)
         try:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
 
 from localeval.errors import InputError
 
@@ -26,25 +27,30 @@ FORMAT = "localeval-results"
 FORMAT_VERSION = 1
 MAX_LINE_BYTES = 64 << 20  # a results line longer than this is not one of ours
 
-Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-SampleId = str | int
+Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Seconds = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 
 
-class ResultRow(BaseModel):
+@dataclass(slots=True)
+class ResultRow:
     """Everything localeval says about one input line: scores (None = NaN or not scored,
     then `errors` says why), each metric's details, per-metric errors, the fields it
-    passed through, judge usage and timing."""
+    passed through, judge usage and timing.
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    A plain dataclass, because a run makes one per sample and pydantic's models cost
+    more to build than the string metrics cost to compute; rows read from a file are
+    validated through `ROW` (every field strict, unknown fields refused)."""
 
-    id: SampleId | None = None
-    line: int = Field(ge=1)
-    scores: dict[str, Share | None] = Field(default_factory=dict)
-    details: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    errors: dict[str, str] = Field(default_factory=dict)
-    extra: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
-    timing: dict[str, dict[str, Annotated[float, Field(allow_inf_nan=False)]]] = Field(default_factory=dict)
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    line: Annotated[int, Strict(), Field(ge=1)]
+    id: StrictStr | StrictInt | None = None
+    scores: dict[StrictStr, Share | None] = field(default_factory=dict)
+    details: dict[StrictStr, dict[StrictStr, Any]] = field(default_factory=dict)
+    errors: dict[StrictStr, StrictStr] = field(default_factory=dict)
+    extra: dict[StrictStr, Any] = field(default_factory=dict)
+    usage: dict[StrictStr, dict[StrictStr, StrictInt]] = field(default_factory=dict)
+    timing: dict[StrictStr, dict[StrictStr, Seconds]] = field(default_factory=dict)
 
     @property
     def unreadable(self) -> bool:
@@ -65,7 +71,10 @@ class ResultRow(BaseModel):
     def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
         """The row as the results file has it. Timing varies from run to run, so
         `timing=False` leaves it out (byte-identical reruns)."""
-        data: dict[str, Any] = {"id": self.id, "line": self.line, "scores": self.scores, "details": self.details, "errors": self.errors}
+        scores = self.scores
+        if any(value != value for value in scores.values() if value is not None):  # NaN: undefined, null in JSON
+            scores = {name: None if value != value else value for name, value in scores.items()}
+        data: dict[str, Any] = {"id": self.id, "line": self.line, "scores": scores, "details": self.details, "errors": self.errors}
         if self.extra:
             data["extra"] = self.extra
         if self.usage:
@@ -98,6 +107,9 @@ class RunHeader(BaseModel):
         return dumps_line(self.model_dump())
 
 
+ROW: TypeAdapter[ResultRow] = TypeAdapter(ResultRow)
+
+
 def to_json_value(value: Any) -> Any:
     """Replace NaN and infinities by None, recursively: JSON has no NaN, readers choke on it."""
     if isinstance(value, float):
@@ -117,9 +129,13 @@ _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": 
 def dumps_json(obj: Any, indent: int | None = None) -> str:
     """JSON text: non-ASCII kept readable, NaN as null. A string that is not valid Unicode
     (a lone surrogate from a `\\ud800` escape) is written escaped, never as bytes that
-    are not UTF-8."""
-    value = to_json_value(obj)
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    are not UTF-8. Values without NaN (nearly all) skip the recursive copy."""
+    try:
+        value = obj
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    except ValueError:  # a NaN or infinity somewhere: replace them, then encode
+        value = to_json_value(obj)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -150,9 +166,8 @@ def parse_line(text: str | bytes, path: str, number: int) -> ResultRow | RunHead
         raise InputError(path, number, None, f"not a localeval result: invalid JSON ({reason})") from None
     if not isinstance(data, dict):
         raise InputError(path, number, None, f"not a localeval result: a JSON {type(data).__name__}, not an object")
-    model: type[ResultRow] | type[RunHeader] = RunHeader if data.get("format") == FORMAT else ResultRow
     try:
-        return model.model_validate(data)
+        return RunHeader.model_validate(data) if data.get("format") == FORMAT else ROW.validate_python(data)
     except ValidationError as exc:
         field, reason = _first_problem(exc)
         raise InputError(path, number, field, f"not a localeval result: {reason}") from None

@@ -88,10 +88,8 @@ def score(
 
 
 def _new_row(line: int, sample_id: Any, **fields: Any) -> ResultRow:
-    """A row of our own making: typed by construction, so pydantic's validation is skipped
-    (it would cost more than the string metrics themselves)."""
-    empty: dict[str, Any] = {"scores": {}, "details": {}, "errors": {}, "extra": {}, "usage": {}, "timing": {}}
-    return ResultRow.model_construct(line=line, id=sample_id, **{**empty, **fields})
+    """A row of our own making: typed by construction, so it is not validated."""
+    return ResultRow(line=line, id=sample_id, **fields)
 
 
 def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], judge: Judge | None) -> list[ResultRow]:

@@ -8,22 +8,13 @@ accepted too, so old datasets score without a conversion step.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localeval.errors import InputError
 
-
-def _integral_float_as_int(value: Any) -> Any:
-    """pandas writes an integer column with gaps as floats (7.0); ragas reads those ids as 7.
-    7.5 stays a float, and is then refused: an id is a string or an integer."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-ContextId = Annotated[str | int, BeforeValidator(_integral_float_as_int)]
+ContextId = str | int
 
 # legacy name -> ragas name. `ground_truths` is a list whose first element is the
 # reference (ragas 0.1 behaviour), handled separately below.
@@ -86,6 +77,24 @@ def _rename_legacy(obj: dict[str, Any], field_map: Mapping[str, str]) -> tuple[d
 
 _LEGACY_KEYS = frozenset(LEGACY_NAMES) | {LEGACY_LIST_REFERENCE}
 _ID_FIELDS = frozenset({"id", "retrieved_context_ids", "reference_context_ids"})
+
+
+def _integral_float_as_int(value: Any) -> Any:
+    """pandas writes an integer column with gaps as floats (7.0); ragas reads those ids as 7.
+    7.5 stays a float, and is then refused: an id is a string or an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _integral_ids(data: dict[str, Any]) -> None:
+    """Integral float ids as integers, in place (only on the slow path: the fast one refuses floats)."""
+    for name in _ID_FIELDS:
+        value = data.get(name)
+        if isinstance(value, list):
+            data[name] = [_integral_float_as_int(item) for item in value]
+        elif value is not None:
+            data[name] = _integral_float_as_int(value)
 _VALIDATOR = Sample.__pydantic_validator__  # skips model_validate_json's per-call wrapper
 
 
@@ -135,6 +144,7 @@ def parse_sample(obj: Any, path: str = "<input>", line: int = 0, field_map: Mapp
         raise InputError(path, line, problem.field, problem.reason) from None
     except ValueError as problem:
         raise InputError(path, line, None, str(problem)) from None
+    _integral_ids(data)
     try:
         return Sample.model_validate(data)
     except ValidationError as exc:

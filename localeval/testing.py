@@ -14,6 +14,7 @@ A failure lists the failing samples with their scores and the reasons.
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -90,8 +91,11 @@ class ScriptedJudge:
 @lru_cache(maxsize=4)
 def shared_judge(model: str | None = None, n_ctx: int | None = None, n_threads: int | None = None) -> Judge:
     """The judge, loaded on first use and reused by every later call in the process
-    (so a test session loads the model once)."""
-    return load_judge(model, n_ctx=n_ctx, n_threads=n_threads)
+    (so a test session loads the model once). It lives as long as the process, so it is
+    closed at exit, before the interpreter tears down what llama.cpp's finaliser needs."""
+    judge = load_judge(model, n_ctx=n_ctx, n_threads=n_threads)
+    atexit.register(judge.close)
+    return judge
 
 
 def assert_metric(
@@ -115,7 +119,7 @@ def assert_metric(
     run = evaluate(samples, [built], judge=judge)
     failing = []
     for result in run.results:
-        row = ResultRow.model_construct(**result)
+        row = ResultRow(**result)
         outcome = row.outcome(metric, threshold)
         if outcome in (Outcome.FAIL, Outcome.ERROR) or (outcome is Outcome.NAN and not allow_nan):
             failing.append(f"  {row.id} (line {row.line}): {metric} = {score_text(row, metric)}: {explain(row, metric)}")

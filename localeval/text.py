@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
 
 import pysbd
 from pysbd.languages import LANGUAGE_CODES
 
 LANGUAGES: tuple[str, ...] = tuple(sorted(LANGUAGE_CODES))  # what pysbd can split
+_local = threading.local()
 
 
-@lru_cache(maxsize=len(LANGUAGES))
 def _segmenter(language: str) -> pysbd.Segmenter:
-    # clean=False keeps sentences verbatim, so a selected sentence can be shown
-    # exactly as it stands in the context.
-    return pysbd.Segmenter(language=language, clean=False)
+    """One segmenter per language and thread: a pysbd Segmenter keeps state while it
+    splits, so two threads sharing one (a judge server scores samples concurrently)
+    get each other's sentences. clean=False keeps sentences verbatim, so a selected
+    sentence can be shown exactly as it stands in the context."""
+    segmenters: dict[str, pysbd.Segmenter] = _local.__dict__.setdefault("segmenters", {})
+    if language not in segmenters:
+        segmenters[language] = pysbd.Segmenter(language=language, clean=False)
+    return segmenters[language]
 
 
 def check_language(language: str) -> str:

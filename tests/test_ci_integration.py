@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -139,3 +140,23 @@ def test_html_report_is_self_contained_and_escapes(write_jsonl, tmp_path):
     assert not re.search(r"(src|href)=\"?(https?:)?//", html)  # nothing loaded from anywhere
     assert html.count("<svg") == 1 and "<rect" in html
     assert "missing ids: 9" in html
+
+
+def test_the_readme_example_goes_through_every_report(small_model_path, tmp_path):
+    """The README's example file, scored with every metric by the real (small) judge, then
+    written as JUnit XML, a Markdown summary and the HTML report: what a CI job does."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "rag_samples.jsonl"
+    results, junit, md, html = (tmp_path / name for name in ("results.jsonl", "junit.xml", "summary.md", "report.html"))
+    scored = invoke(
+        ["score", str(example), "--model", str(small_model_path), "-o", str(results), "--junit-xml", str(junit), "--markdown", str(md), "-t", "context_recall=0.5"]
+    )
+    assert scored.exit_code in (0, 1), scored.output
+    rows = result_rows(results)
+    assert len(rows) == sum(1 for line in example.read_text().splitlines() if line.strip())
+    assert all(set(row["scores"]) == {"context_relevance", "context_recall", "nonllm_context_recall", "id_context_recall"} for row in rows)
+    suites = {suite.get("name") for suite in ET.parse(junit).getroot().findall("testsuite")}
+    assert suites == {"context_relevance", "context_recall", "nonllm_context_recall", "id_context_recall"}
+    assert md.read_text().startswith("## localeval: ")
+    reported = invoke(["report", str(results), "-o", str(html)])
+    assert reported.exit_code == 0, reported.output
+    assert all(row["id"] in html.read_text() for row in rows)

@@ -142,3 +142,18 @@ def test_a_non_judge_run_never_imports_llama_cpp(write_jsonl):
         "assert r.exit_code == 0, r.output\nprint('llama_cpp' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_gpu_layers_on_a_build_without_gpu_is_reported_not_ignored(small_model_path, write_jsonl):
+    import llama_cpp
+
+    from localeval.judge import load_judge
+
+    if llama_cpp.llama_supports_gpu_offload():
+        pytest.skip("this llama-cpp-python has a GPU backend")
+    data = write_jsonl([s.model_dump(exclude_none=True) for s in SAMPLES[:1]])
+    for layers in ("-1", "10"):
+        result = CliRunner().invoke(cli, ["score", str(data), "-m", "context_recall", "--model", str(small_model_path), "--gpu-layers", layers])
+        assert result.exit_code == 2 and "built without a GPU backend" in result.stderr
+    with load_judge(str(small_model_path), n_ctx=1024, gpu_layers=0) as judge:  # 0: the CPU, as always
+        assert judge.describe()["gpu_layers"] == 0

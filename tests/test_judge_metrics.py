@@ -200,3 +200,15 @@ def test_a_paragraph_too_long_for_the_window_is_judged_in_pieces_and_counts_by_i
     assert score.details["windows"] == len(judge.calls) > 1
     assert " ".join(asked_paragraph(call) for call in judge.calls) == " ".join(texts)  # every sentence judged once, none dropped
     assert score.value == 1.0  # the piece with sentence 39 is needed, so the paragraph is
+
+
+def test_sentences_split_in_threads_are_each_texts_own():
+    """A judge server scores samples in threads; a shared pysbd segmenter mixed their sentences up."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from localeval.text import split_sentences
+
+    texts = [f"Sentence {i} is here. Another one for {i}. And a third." * 5 for i in range(200)]
+    expected = [split_sentences(t) for t in texts]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(split_sentences, texts)) == expected

@@ -18,7 +18,7 @@ from localeval.reports.html import BINS, worst_rows, write_html
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.reports.table import summary_table
-from localeval.results import ResultRow, parse_line, read_results, rows_only
+from localeval.results import ROW, ResultRow, parse_line, read_results, rows_only
 from localeval.summary import Summary
 
 NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "\u202eevil", "a\r\nb", "|", "\x00\x01\x1b[31m", "![x](http://t/p)", "&amp;", "]]>", "\ud800"]
@@ -54,7 +54,7 @@ class TagCollector(HTMLParser):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.lists(rows, max_size=6))
 def test_every_report_format_takes_any_rows_and_adds_no_markup(data):
-    parsed = [ResultRow.model_validate(row) for row in data]
+    parsed = [ROW.validate_python(row) for row in data]
     names = list(dict.fromkeys(name for row in parsed for name in row.scores)) or ["id_context_recall"]
     summary = Summary(names, {names[0]: 0.5})
     for row in parsed:

@@ -1,6 +1,8 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz import distance, fuzz
 
 from localeval.metrics import create_metric
@@ -115,3 +117,47 @@ def test_bad_options_are_config_errors():
         create_metric("nonllm_context_recall", {"threshold": "2"})
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):
         create_metric("nope")
+
+
+def brute_force(retrieved, references, measure, threshold):
+    """Every pair in full, as ragas computes it: the best similarity, its first index, recalled when > threshold."""
+    from localeval.metrics.string_recall import MEASURES
+
+    scorer, is_distance = MEASURES[measure]
+    out = []
+    for reference in references:
+        values = [(1.0 - scorer(r, reference, processor=None)) if is_distance else scorer(r, reference, processor=None) / 100 for r in retrieved]
+        best = max(range(len(values)), key=lambda i: (values[i], -i)) if values else None
+        out.append((best, values[best] if values else None, bool(values) and values[best] > threshold))
+    return out
+
+
+texts = st.sampled_from(["", "a", "abc", "abd", "the tower", "the tower was built", "x" * 40, "the tower was built in 1889 by eiffel", "tower the"]) | st.text(alphabet="abc ", max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    retrieved=st.lists(texts, max_size=5),
+    references=st.lists(texts, max_size=4),
+    measure=st.sampled_from(["levenshtein", "indel", "jaro", "jaro_winkler", "hamming"]),
+    threshold=st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.9]),
+)
+def test_skipped_pairs_never_change_a_score_or_a_recalled_reference(retrieved, references, measure, threshold):
+    """Identical pairs decide their reference and length-bounded pairs are not computed: the
+    scores, the recalled references and every similarity reported equal the brute force."""
+    sample = Sample(retrieved_contexts=retrieved, reference_contexts=references)
+    expected = brute_force(retrieved, references, measure, threshold)
+    for exact in (True, False):
+        metric = create_metric("nonllm_context_recall", {"measure": measure, "threshold": threshold, "exact_similarity": exact})
+        got = metric.score_batch([sample], None)[0]
+        if not references:
+            assert math.isnan(got.value)
+            continue
+        assert got.value == sum(r for _, _, r in expected) / len(references)
+        for found, (best, value, recalled) in zip(got.details["references"], expected):
+            assert found["recalled"] == recalled
+            if found["similarity"] is not None:
+                assert found["similarity"] == value and found["best_index"] == best
+            else:
+                assert not exact or not retrieved  # only the early-stopping path may leave it unknown
+                assert value is None or value <= threshold

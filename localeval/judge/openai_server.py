@@ -73,35 +73,40 @@ class ServerJudge:
         self._context_size = context_size
         self._calibration = dict(calibration or {})
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
-        self.model = model or self._only_model()
+        self.model = self._served_model(model)
         self._tokenizer = self._find_tokenizer()
         self._response_format = "json_schema"
 
     # -- transport ---------------------------------------------------------
 
-    def _request(self, url: str, payload: dict[str, Any] | None) -> Any:
+    def _request(self, url: str, payload: dict[str, Any] | None, retries: int = RETRIES) -> Any:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="GET" if data is None else "POST")
         last = ""
-        for attempt in range(RETRIES + 1):
+        for attempt in range(retries + 1):
             try:
                 with self._opener.open(request, timeout=self.timeout) as response:
                     return json.loads(response.read())
             except urllib.error.HTTPError as error:
                 body = error.read().decode("utf-8", "replace")[:300] if error.fp else ""
-                if error.code < 500:
+                if error.code < 500 or retries == 0:
                     raise _ClientError(error.code, body or str(error.reason)) from None
                 last = f"HTTP {error.code}: {body}"
             except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as error:
                 last = str(getattr(error, "reason", error))
-            if attempt < RETRIES:
+            if attempt < retries:
                 time.sleep(BACKOFF_SECONDS * 2**attempt)
-        raise ModelError(f"the judge server at {self.base_url} did not answer ({last}) after {RETRIES + 1} tries; is it running?")
+        raise ModelError(f"the judge server at {self.base_url} did not answer ({last}) after {retries + 1} tries; is it running?")
 
-    def _only_model(self) -> str:
-        """The served model, when --model does not name one and the server serves exactly one."""
+    def _served_model(self, model: str | None) -> str:
+        """The model to ask for: --model if the server serves it, else the only one it serves.
+        Asking at load also tells a user at once when the server is not there."""
         listed = self._request(f"{self.base_url}/models", None).get("data") or []
         names = [str(item.get("id")) for item in listed if isinstance(item, dict)]
+        if model is not None:
+            if names and model not in names:
+                raise ConfigError(f"the server at {self.base_url} does not serve '{model}'; it serves: {', '.join(names[:10])}")
+            return model
         if len(names) != 1:
             raise ConfigError(f"the server at {self.base_url} serves {len(names)} models ({', '.join(names[:5])}); name one with --model")
         return names[0]
@@ -133,10 +138,10 @@ class ServerJudge:
         url, key = self._tokenizer
         return len(self._request(url, {key: text, "model": self.model})["tokens"])
 
-    def _chat(self, messages: list[Message], **fields: Any) -> tuple[dict[str, Any], Usage]:
+    def _chat(self, messages: list[Message], retries: int = RETRIES, **fields: Any) -> tuple[dict[str, Any], Usage]:
         started = time.perf_counter()
         payload = {"model": self.model, "messages": messages, "temperature": 0.0, "seed": self.seed, **fields}
-        answer = self._request(f"{self.base_url}/chat/completions", payload)
+        answer = self._request(f"{self.base_url}/chat/completions", payload, retries)
         usage = answer.get("usage") or {}
         prompt = int(usage.get("prompt_tokens", 0))
         return answer, Usage(prompt_tokens=prompt, prompt_evaluated=prompt, completion_tokens=int(usage.get("completion_tokens", 0)), seconds=time.perf_counter() - started)
@@ -166,13 +171,18 @@ class ServerJudge:
         return {"type": "json_object", "schema": body}
 
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = 512) -> tuple[T, Usage]:
-        try:
-            answer, usage = self._chat(messages, max_tokens=max_tokens, response_format=self._format(schema))
-        except _ClientError:
-            if self._response_format != "json_schema":
-                raise
-            self._response_format = "json_object"  # llama-cpp-python's server: a schema inside json_object
-            answer, usage = self._chat(messages, max_tokens=max_tokens, response_format=self._format(schema))
+        if self._response_format == "json_schema":
+            try:  # OpenAI's format, which llama-server and vLLM take; one try tells
+                answer, usage = self._chat(messages, 0, max_tokens=max_tokens, response_format=self._format(schema))
+            except _ClientError as error:
+                if "response_format" not in str(error) and "json_schema" not in str(error):
+                    raise JudgeError(f"the judge server refused the request: {error}") from None
+                self._response_format = "json_object"  # llama-cpp-python's server: a schema inside json_object
+        if self._response_format == "json_object":
+            try:
+                answer, usage = self._chat(messages, max_tokens=max_tokens, response_format=self._format(schema))
+            except _ClientError as error:
+                raise JudgeError(f"the judge server refused the request: {error}") from None
         choice = answer["choices"][0]
         if choice.get("finish_reason") == "length":
             raise JudgeError(f"the judge's answer reached {max_tokens} tokens without finishing")

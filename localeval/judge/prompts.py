@@ -10,6 +10,7 @@ evaluates once and every question about it costs only its own tokens.
 from __future__ import annotations
 
 from localeval.judge import Message
+from localeval.rubric import Rubric
 
 YES, NO = "Yes", "No"
 
@@ -47,19 +48,26 @@ CLAIMS_USER = (
 )
 
 
-def attribution_messages(document: str, statement: str, question: str | None) -> list[Message]:
-    topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question and question.strip() else ""
-    return [
-        {"role": "system", "content": ATTRIBUTION_SYSTEM},
-        {"role": "user", "content": ATTRIBUTION_USER.format(document=document, topic=topic, statement=statement)},
-    ]
+# The placeholders a user's rubric file may use instead of the user messages above
+# (localeval.rubric); the required ones are what the verdict is about.
+ATTRIBUTION_PLACEHOLDERS = frozenset({"document", "statement", "question"})
+ATTRIBUTION_REQUIRED = frozenset({"document", "statement"})
+RELEVANCE_PLACEHOLDERS = frozenset({"question", "paragraph"})
+RELEVANCE_REQUIRED = RELEVANCE_PLACEHOLDERS
 
 
-def relevance_messages(paragraph: str, question: str) -> list[Message]:
-    return [
-        {"role": "system", "content": RELEVANCE_SYSTEM},
-        {"role": "user", "content": RELEVANCE_USER.format(question=question, paragraph=paragraph)},
-    ]
+def attribution_messages(document: str, statement: str, question: str | None, rubric: Rubric | None = None) -> list[Message]:
+    if rubric is not None:
+        user = rubric.fill(document=document, statement=statement, question=(question or "").strip())
+    else:
+        topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question and question.strip() else ""
+        user = ATTRIBUTION_USER.format(document=document, topic=topic, statement=statement)
+    return [{"role": "system", "content": ATTRIBUTION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def relevance_messages(paragraph: str, question: str, rubric: Rubric | None = None) -> list[Message]:
+    user = rubric.fill(question=question, paragraph=paragraph) if rubric is not None else RELEVANCE_USER.format(question=question, paragraph=paragraph)
+    return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": user}]
 
 
 def claims_messages(question: str, reference: str) -> list[Message]:

@@ -22,10 +22,14 @@ REGISTRY: dict[str, type[Metric[Any]]] = {
 
 
 def _type_name(annotation: Any) -> str:
-    """"int", or the choices of a Literal ("sentence | line | chunk")."""
+    """"int", the choices of a Literal ("sentence | line | chunk"), an optional value's
+    own type, or what a value class says it is given as (`OPTION_TYPE`, e.g. "path")."""
     if get_origin(annotation) is Literal:
         return " \\| ".join(str(choice) for choice in get_args(annotation))
-    return getattr(annotation, "__name__", str(annotation))
+    present = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if len(present) == 1 and type(None) in get_args(annotation):
+        return _type_name(present[0])
+    return str(getattr(annotation, "OPTION_TYPE", None) or getattr(annotation, "__name__", annotation))
 
 
 def list_metrics() -> list[dict[str, Any]]:
@@ -64,7 +68,7 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"metric '{name}' option '{key}': {first['msg']}") from None
+        raise ConfigError(f"metric '{name}' option '{key}': {first['msg'].removeprefix('Value error, ')}") from None
     return cls(params)
 
 

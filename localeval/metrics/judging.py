@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, Usage
 from localeval.judge.prompts import NO, YES
+from localeval.rubric import Rubric
 from localeval.samples import Sample
 from localeval.text import split_sentences
 
@@ -37,6 +38,12 @@ def chunk_sentences(sentences: Sequence[str], count_tokens: Callable[[str], int]
     if start < len(sentences):
         chunks.append(range(start, len(sentences)))
     return chunks
+
+
+def rubric_tokens(judge: Judge, rubric: Rubric | None) -> int:
+    """Tokens a user's rubric adds to every prompt (its text is counted in full, placeholders
+    and all: an over-estimate by a few tokens), so chunks still fit the window."""
+    return judge.count_tokens(rubric.text) if rubric is not None else 0
 
 
 def yes_log_odds(judge: Judge, messages: list[Message]) -> tuple[float, Usage]:

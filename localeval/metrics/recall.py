@@ -23,14 +23,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.calibration import LogisticModel
 from localeval.evidence import StatementEvidence, statement_evidence
 from localeval.judge import Judge
-from localeval.judge.prompts import attribution_messages, claims_messages
+from localeval.judge.prompts import ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED, attribution_messages, claims_messages
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, shorten
-from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, yes_log_odds
+from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
+from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 
@@ -67,6 +68,9 @@ class RecallParams(BaseModel):
     chunks: int = Field(2, ge=1, le=64, description="how many chunks of the context (the best by evidence) the judge reads per statement")
     language: Annotated[str, AfterValidator(check_language)] = Field(
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
+    )
+    rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED))] = Field(
+        None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}, {question}); it must ask for Yes or No"
     )
 
 
@@ -138,7 +142,7 @@ class ContextRecall(Metric[RecallParams]):
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
         sentences = context_sentences(sample, params.language)
-        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, judge.context_size - PROMPT_OVERHEAD - judge.count_tokens(max(statements, key=len)))
+        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - judge.count_tokens(max(statements, key=len)))
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
         wanted = [
             sorted(range(len(chunks)), key=lambda c: (-_chunk_coverage(found, chunks[c]), c))[: params.chunks] for found in evidence
@@ -150,7 +154,7 @@ class ContextRecall(Metric[RecallParams]):
             document = " ".join(sentences[i] for i in chunk)
             for number, statement in enumerate(statements):
                 if chunk_index in wanted[number]:
-                    value, usage = yes_log_odds(judge, attribution_messages(document, statement, sample.user_input))
+                    value, usage = yes_log_odds(judge, attribution_messages(document, statement, sample.user_input, params.rubric))
                     log_odds[number][chunk_index] = value
                     tally.add(usage)
         model = calibration_for(judge)

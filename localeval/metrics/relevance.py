@@ -34,14 +34,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.calibration import LogisticModel
 from localeval.evidence import content_words
 from localeval.judge import Judge
-from localeval.judge.prompts import relevance_messages
+from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED, relevance_messages
 from localeval.metrics.base import Metric, Score
-from localeval.metrics.judging import UsageTally, chunk_sentences, yes_log_odds
+from localeval.metrics.judging import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
+from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 
@@ -62,6 +63,9 @@ class RelevanceParams(BaseModel):
     threshold: float = Field(DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="a unit is required when its calibrated probability reaches this")
     language: Annotated[str, AfterValidator(check_language)] = Field(
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
+    )
+    rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED))] = Field(
+        None, description="a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No"
     )
 
 
@@ -143,13 +147,13 @@ class ContextRelevance(Metric[RelevanceParams]):
 
     def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], int]:
         """The judge's log-odds that each passage is needed, and how many prompts that took."""
-        budget = judge.context_size - PROMPT_OVERHEAD - judge.count_tokens(question)
+        budget = judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, self.params.rubric) - judge.count_tokens(question)
         verdicts, prompts = [], 0
         for passage in passages:
             sentences = split_sentences(passage, self.params.language) or [passage]
             best = -math.inf
             for piece in chunk_sentences(sentences, judge.count_tokens, budget, budget):
-                value, usage = yes_log_odds(judge, relevance_messages(" ".join(sentences[i] for i in piece), question))
+                value, usage = yes_log_odds(judge, relevance_messages(" ".join(sentences[i] for i in piece), question, self.params.rubric))
                 tally.add(usage)
                 best, prompts = max(best, value), prompts + 1
             verdicts.append(best)

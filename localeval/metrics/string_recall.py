@@ -71,16 +71,46 @@ def _settled(retrieved: str, reference: str, measure: str) -> bool:
     return False
 
 
+# Measures whose similarity is 1.0 only for identical strings: an identical retrieved
+# context decides its reference outright (the most any pair can score, at the lowest
+# index), so no other pair of that reference is computed.
+EQUALITY_DECIDES = frozenset({"levenshtein", "hamming", "jaro", "jaro_winkler", "indel"})
+# Measures whose distance is at least the difference in length, over this normaliser:
+# when 1 - |a - b| / normaliser is already at most the threshold, no kernel call is needed.
+LENGTH_BOUND: dict[str, Callable[[int, int], int]] = {
+    "levenshtein": max,
+    "hamming": max,
+    "indel": lambda a, b: a + b,
+}
+
+
+def _length_decides(retrieved: str, reference: str, measure: str, threshold: float) -> bool:
+    """True when the lengths alone keep the similarity at most the threshold. The bound is
+    computed with the operations rapidfuzz uses (a distance over its normaliser, then 1 - it),
+    so it can never disagree with the kernel on which side of the threshold a pair falls."""
+    normaliser = LENGTH_BOUND[measure](len(retrieved), len(reference))
+    return normaliser > 0 and 1.0 - abs(len(retrieved) - len(reference)) / normaliser <= threshold
+
+
 def pair_similarities(retrieved: list[str], references: list[str], measure: str, threshold: float | None = None) -> np.ndarray:
     """Similarity of every (retrieved[i], references[i]) pair, in one vectorised call.
 
-    With a `threshold`, rapidfuzz may stop early on pairs that cannot exceed it (its
-    `score_cutoff`, several times faster); those pairs come back as NaN, meaning "at
-    most the threshold". Every value that is returned is the exact similarity.
+    With a `threshold`, pairs that cannot exceed it come back as NaN, meaning "at most
+    the threshold": those whose lengths alone decide it, and those on which rapidfuzz
+    stops early (its `score_cutoff`, several times faster). Every value that is
+    returned is the exact similarity.
     """
     scorer, is_distance = MEASURES[measure]
     similarities = np.ones(len(retrieved), dtype=np.float64)
-    todo = [i for i, (a, b) in enumerate(zip(retrieved, references)) if not _settled(a, b, measure)]
+    bounded = threshold is not None and measure in LENGTH_BOUND
+    todo = []
+    for i, (a, b) in enumerate(zip(retrieved, references)):
+        if _settled(a, b, measure):
+            continue
+        if bounded and _length_decides(a, b, measure, threshold):  # type: ignore[arg-type]
+            similarities[i] = np.nan
+        else:
+            todo.append(i)
     if not todo:
         return similarities
     kwargs: dict[str, Any] = {}
@@ -101,8 +131,10 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
 
 
 class ReferenceMatch(BaseModel):
-    """The best retrieved context for one reference context. `similarity` is None when it
-    is known only to be at most the threshold (the kernel stopped early) or nothing was retrieved."""
+    """The best retrieved context for one reference context. `similarity` (and `best_index`)
+    is None when nothing was retrieved, or when the reference is not recalled and some pair
+    is known only to be at most the threshold (its lengths decided it, or the kernel
+    stopped early): then the best similarity is not known exactly, only that it is too low."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -129,24 +161,41 @@ class NonLlmContextRecall(Metric[StringRecallParams]):
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         params = self.params
+        decides_by_equality = params.measure in EQUALITY_DECIDES
         left: list[str] = []
         right: list[str] = []
+        computed: list[int] = []  # positions, in the batch's flat references x retrieved layout, of the pairs to compute
+        identical: list[int] = []  # positions of pairs decided by identity (similarity 1.0)
+        offset = 0
         for sample in samples:
+            contexts = sample.retrieved_contexts or []
             for reference in sample.reference_contexts or []:
-                for retrieved in sample.retrieved_contexts or []:
-                    left.append(retrieved)
-                    right.append(reference)
+                first_equal = contexts.index(reference) if decides_by_equality and reference in contexts else None
+                if first_equal is not None:
+                    identical.append(offset + first_equal)
+                else:
+                    left.extend(contexts)
+                    right.extend([reference] * len(contexts))
+                    computed.extend(range(offset, offset + len(contexts)))
+                offset += len(contexts)
         similarities = pair_similarities(left, right, params.measure, None if params.exact_similarity else params.threshold)
-        # NaN (stopped early: at most the threshold) ranks below every known similarity.
-        ranked = np.where(np.isnan(similarities), -np.inf, similarities)
+        # -inf for pairs never computed (an identical one decided their reference), and for
+        # NaN (at most the threshold): both rank below every known similarity. `unknown`
+        # marks the NaN ones: a reference that is not recalled reports its best similarity
+        # only when none of its pairs is unknown.
+        ranked = np.full(offset, -np.inf)
+        unknown = np.zeros(offset, dtype=bool)
+        unknown[computed] = np.isnan(similarities)
+        ranked[computed] = np.where(unknown[computed], -np.inf, similarities)
+        ranked[identical] = 1.0
         scores = []
         offset = 0
         for sample in samples:
             n_retrieved = len(sample.retrieved_contexts or [])
             n_references = len(sample.reference_contexts or [])
-            block = ranked[offset : offset + n_retrieved * n_references].reshape(n_references, n_retrieved)
+            span = slice(offset, offset + n_retrieved * n_references)
             offset += n_retrieved * n_references
-            scores.append(_score_block(block, params.threshold))
+            scores.append(_score_block(ranked[span].reshape(n_references, n_retrieved), unknown[span].reshape(n_references, n_retrieved), params.threshold))
         return scores
 
     @classmethod
@@ -164,20 +213,26 @@ def _similarity_text(similarity: float | None) -> str:
     return "no close match" if similarity is None else f"best similarity {similarity:.2f}"
 
 
-def _score_block(block: np.ndarray, threshold: float) -> Score:
-    """Score one sample from its references x retrieved similarity matrix (-inf: at most the threshold)."""
+def _score_block(block: np.ndarray, unknown: np.ndarray, threshold: float) -> Score:
+    """Score one sample from its references x retrieved similarity matrix (-inf: not the best,
+    or at most the threshold) and the mask of pairs only known to be at most the threshold."""
     n_references, n_retrieved = block.shape
     if n_references == 0:
         return Score(value=float("nan"), details={"references": []})
     if n_retrieved == 0:
-        best, values = [None] * n_references, [-math.inf] * n_references
-    else:  # two vectorised calls per sample, not several per reference
-        best, values = block.argmax(axis=1).tolist(), block.max(axis=1).tolist()
+        best: list[int | None] = [None] * n_references
+        values: list[float] = [-math.inf] * n_references
+        partial: list[bool] = [False] * n_references
+    else:  # a few vectorised calls per sample, not several per reference
+        best, values, partial = block.argmax(axis=1).tolist(), block.max(axis=1).tolist(), unknown.max(axis=1).tolist()  # max of booleans: any
     references: list[dict[str, Any]] = []
-    for index, similarity in zip(best, values):
-        if similarity == -math.inf:  # nothing retrieved, or every pair stopped early below the threshold
+    for index, similarity, some_unknown in zip(best, values, partial):
+        is_recalled = similarity > threshold
+        if similarity == -math.inf or (not is_recalled and some_unknown):
+            # Nothing retrieved, or not recalled with a pair whose similarity is unknown
+            # (only "at most the threshold"): the best similarity is not known exactly.
             references.append({"best_index": None, "similarity": None, "recalled": False})
         else:
-            references.append({"best_index": index, "similarity": similarity, "recalled": similarity > threshold})
-    recalled = sum(1 for r in references if r["recalled"])
-    return Score(value=recalled / n_references, details={"references": references})
+            references.append({"best_index": index, "similarity": similarity, "recalled": is_recalled})
+    recalled_count = sum(1 for r in references if r["recalled"])
+    return Score(value=recalled_count / n_references, details={"references": references})
