@@ -326,7 +326,7 @@ def write_catalog(model_name: str, tables: Mapping[str, Mapping[str, Any]]) -> N
     end = text.find("[[model]]", start)
     end = len(text) if end < 0 else end
     block = text[start:end]
-    lines = [line for line in block.rstrip("\n").split("\n") if not line.startswith("calibration.")]
+    lines = [line for line in block.rstrip("\n").split("\n") if not any(line.startswith(f"calibration.{key} ") for key in tables)]
     for key, table in tables.items():
         weights = ", ".join(f"{k} = {v}" for k, v in table["weights"].items())
         lines.append(f"calibration.{key} = {{ intercept = {table['intercept']}, weights = {{ {weights} }} }}")

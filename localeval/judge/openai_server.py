@@ -204,6 +204,12 @@ class ServerJudge:
     def close(self) -> None:
         """Nothing held between requests."""
 
+    def __enter__(self) -> ServerJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class _ClientError(Exception):
     """A 4xx answer: the request was wrong, so retrying it is pointless."""
