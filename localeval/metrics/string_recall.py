@@ -84,12 +84,18 @@ LENGTH_BOUND: dict[str, Callable[[int, int], int]] = {
 }
 
 
-def _length_decides(retrieved: str, reference: str, measure: str, threshold: float) -> bool:
-    """True when the lengths alone keep the similarity at most the threshold. The bound is
-    computed with the operations rapidfuzz uses (a distance over its normaliser, then 1 - it),
-    so it can never disagree with the kernel on which side of the threshold a pair falls."""
-    normaliser = LENGTH_BOUND[measure](len(retrieved), len(reference))
-    return normaliser > 0 and 1.0 - abs(len(retrieved) - len(reference)) / normaliser <= threshold
+def _length_decided(retrieved: list[str], references: list[str], measure: str, threshold: float) -> np.ndarray:
+    """Mask of the pairs whose lengths alone keep the similarity at most the threshold. The
+    bound is computed with the operations rapidfuzz uses (a distance over its normaliser,
+    then 1 - it, in float64), so it never disagrees with the kernel on which side of the
+    threshold a pair falls. Vectorised: one Python pass to read the lengths."""
+    left = np.fromiter(map(len, retrieved), dtype=np.int64, count=len(retrieved))
+    right = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
+    normaliser = np.maximum(left, right) if LENGTH_BOUND[measure] is max else left + right
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = 1.0 - np.abs(left - right) / normaliser
+    decided: np.ndarray = (normaliser > 0) & (bound <= threshold)
+    return decided
 
 
 def pair_similarities(retrieved: list[str], references: list[str], measure: str, threshold: float | None = None) -> np.ndarray:
@@ -102,16 +108,15 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
     """
     scorer, is_distance = MEASURES[measure]
     similarities = np.ones(len(retrieved), dtype=np.float64)
-    bounded = threshold is not None and measure in LENGTH_BOUND
-    todo = []
-    for i, (a, b) in enumerate(zip(retrieved, references)):
-        if _settled(a, b, measure):
-            continue
-        if bounded and _length_decides(a, b, measure, threshold):  # type: ignore[arg-type]
-            similarities[i] = np.nan
-        else:
-            todo.append(i)
-    if not todo:
+    pending = np.ones(len(retrieved), dtype=bool)
+    if measure not in EQUALITY_DECIDES:  # where the kernel is slow on what is settled without it
+        pending &= np.fromiter((not _settled(a, b, measure) for a, b in zip(retrieved, references)), dtype=bool, count=len(retrieved))
+    if threshold is not None and measure in LENGTH_BOUND:
+        decided = pending & _length_decided(retrieved, references, measure, threshold)
+        similarities[decided] = np.nan
+        pending &= ~decided
+    todo = np.flatnonzero(pending)
+    if not len(todo):
         return similarities
     kwargs: dict[str, Any] = {}
     if threshold is not None:
@@ -127,6 +132,41 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
         cut = raw > kwargs["score_cutoff"] if is_distance else raw < kwargs["score_cutoff"]
         values[cut] = np.nan
     similarities[todo] = values
+    return similarities
+
+
+# Stage two's cutoffs are rounded down to this grid, so a batch needs at most this many kernel calls.
+CUTOFF_STEPS = 20
+
+
+def best_first_similarities(left: list[str], right: list[str], spans: Sequence[tuple[int, int]], measure: str, threshold: float | None) -> np.ndarray:
+    """pair_similarities for pairs grouped by reference (`spans`: start and count of each
+    reference's pairs), computing each reference's likeliest match first.
+
+    Stage one computes, for each reference, the pair whose lengths are closest (where a
+    near-duplicate usually is) with the cutoff at the threshold. Stage two computes the
+    reference's other pairs with the cutoff raised to what stage one found, rounded down:
+    a pair below it cannot be the best, and rapidfuzz stops much earlier on a high
+    cutoff. The result is the same as one call at the threshold: every pair that could be
+    the best is exact, and a reference's pairs reported as NaN are below its best (or, if
+    it is not recalled, at most the threshold)."""
+    if threshold is None:
+        return pair_similarities(left, right, measure, None)
+    lengths = [abs(len(a) - len(b)) for a, b in zip(left, right)]
+    firsts = []
+    for start, count in spans:
+        segment = lengths[start : start + count]
+        firsts.append(start + segment.index(min(segment)))
+    similarities = np.full(len(left), np.nan)
+    similarities[firsts] = pair_similarities([left[i] for i in firsts], [right[i] for i in firsts], measure, threshold)
+    groups: dict[float, list[int]] = {}
+    for (start, count), first in zip(spans, firsts):
+        found = similarities[first]
+        cutoff = threshold if not found > threshold else max(threshold, math.floor((found - CUTOFF_MARGIN) * CUTOFF_STEPS) / CUTOFF_STEPS)
+        groups.setdefault(cutoff, []).extend(i for i in range(start, start + count) if i != first)
+    for cutoff, positions in groups.items():
+        if positions:
+            similarities[positions] = pair_similarities([left[i] for i in positions], [right[i] for i in positions], measure, cutoff)
     return similarities
 
 
@@ -165,6 +205,7 @@ class NonLlmContextRecall(Metric[StringRecallParams]):
         left: list[str] = []
         right: list[str] = []
         computed: list[int] = []  # positions, in the batch's flat references x retrieved layout, of the pairs to compute
+        spans: list[tuple[int, int]] = []  # each computed reference's pairs in left/right
         identical: list[int] = []  # positions of pairs decided by identity (similarity 1.0)
         offset = 0
         for sample in samples:
@@ -173,12 +214,13 @@ class NonLlmContextRecall(Metric[StringRecallParams]):
                 first_equal = contexts.index(reference) if decides_by_equality and reference in contexts else None
                 if first_equal is not None:
                     identical.append(offset + first_equal)
-                else:
+                elif contexts:
+                    spans.append((len(left), len(contexts)))
                     left.extend(contexts)
                     right.extend([reference] * len(contexts))
                     computed.extend(range(offset, offset + len(contexts)))
                 offset += len(contexts)
-        similarities = pair_similarities(left, right, params.measure, None if params.exact_similarity else params.threshold)
+        similarities = best_first_similarities(left, right, spans, params.measure, None if params.exact_similarity else params.threshold)
         # -inf for pairs never computed (an identical one decided their reference), and for
         # NaN (at most the threshold): both rank below every known similarity. `unknown`
         # marks the NaN ones: a reference that is not recalled reports its best similarity
