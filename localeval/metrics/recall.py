@@ -44,10 +44,10 @@ EVIDENCE_COVERAGE = 0.5  # a sentence is evidence when it holds at least this sh
 CALIBRATION_KEY = "attribution"
 # The combination for a judge without a fitted one (a GGUF file that is not in the
 # catalog): the judge's own log-odds, corrected by how much of the statement the
-# context mentions at all. The weights are round numbers of the size the fitted
-# models have (models/catalog.toml); a fit for your judge is better
-# (benchmarks/accuracy.py --fit).
-DEFAULT_CALIBRATION = LogisticModel(intercept=-2.0, weights={"judge": 1.0, "coverage": 2.5})
+# context's closest sentence holds. The weights are round numbers of the fitted
+# models' (models/catalog.toml); a fit for your judge is better
+# (benchmarks/accuracy.py --model PATH --write-catalog, for a catalog entry).
+DEFAULT_CALIBRATION = LogisticModel(intercept=-1.3, weights={"judge": 0.8, "best_coverage": 1.5})
 DEFAULT_THRESHOLD = 0.5  # the calibration is fitted with balanced classes: 0.5 is balanced accuracy's threshold
 
 
