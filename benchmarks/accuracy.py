@@ -129,12 +129,19 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
 
 
 def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
-    """One record per question: the gold sentences, every unit's features, the cost."""
+    """One record per question: the gold sentences, every unit's features, the cost; and
+    one per question with its supporting paragraphs removed ("negative": the distractors
+    cannot answer it, so nothing is required). The negatives cost no judge call: every
+    paragraph is judged on its own, and those prompts were already answered."""
     rows = read("relevance_dev.jsonl", limit, shift)
     metric = create_metric("context_relevance")
     records = []
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
+        distractors = [c for c in row["retrieved_contexts"] if not any(_same_sentence(s, g) for s in _sentences({"retrieved_contexts": [c]}) for g in row["gold_sentences"])]
+        negative = evaluate([Sample(user_input=row["user_input"], retrieved_contexts=distractors)], [metric], judge=judge).results[0]
+        if "context_relevance" not in negative["errors"]:
+            records.append({"group": row["id"], "source": "negative", "features": negative["details"]["context_relevance"]["features"], "gold": []})
         sample = Sample(id=row["id"], user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
         before = judge.seconds
         run = evaluate([sample], [metric], judge=judge)
@@ -252,9 +259,12 @@ def _select(probabilities: np.ndarray, threshold: float) -> set[int]:
 
 def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, Any] | None) -> dict[str, Any]:
     """Sentence selection, cross-validated by question: a logistic model of "required" per
-    unit, and the selection threshold that maximises mean F1 on the training folds."""
+    unit, fitted on the questions and on their negatives (so that a topical sentence in a
+    context that cannot answer is not "required"), and the selection threshold that
+    maximises mean F1 on the training folds' questions. F1 is reported on the questions;
+    the negatives report how often "insufficient information" was said."""
     good = [r for r in records if "error" not in r]
-    report: dict[str, Any] = {"errors": len(records) - len(good), "cost": _cost(good)}
+    report: dict[str, Any] = {"errors": len(records) - len(good), "cost": _cost([r for r in good if r["source"] != "negative"])}
     for name, chosen in (("evidence", RELEVANCE_EVIDENCE), ("judge", RELEVANCE_JUDGE), ("combination", RELEVANCE_FEATURES)):
         predicted = _relevance_cv(good, chosen)
         report[name] = _selection_figures(good, predicted)
@@ -274,7 +284,7 @@ def _fit_relevance(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> t
     probabilities = [model.probabilities(r["features"]) for r in records]
 
     def mean_f1(threshold: float) -> float:
-        return statistics.fmean(selection_f1(_select(p, threshold), set(r["gold"]))[2] for p, r in zip(probabilities, records))
+        return statistics.fmean(selection_f1(_select(p, threshold), set(r["gold"]))[2] for p, r in zip(probabilities, records) if r["source"] != "negative")
 
     return model, max(SELECTION_THRESHOLDS, key=mean_f1)
 
@@ -296,8 +306,12 @@ def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> li
 
 
 def _selection_figures(records: Sequence[Mapping[str, Any]], selections: Sequence[set[int]]) -> dict[str, Any]:
+    negatives = [not s for s, r in zip(selections, records) if r["source"] == "negative"]
+    selections = [s for s, r in zip(selections, records) if r["source"] != "negative"]
+    records = [r for r in records if r["source"] != "negative"]
     scores = [selection_f1(s, set(r["gold"])) for s, r in zip(selections, records)]
     out: dict[str, Any] = {
+        "negatives_insufficient": statistics.fmean(negatives) if negatives else float("nan"),
         "precision": statistics.fmean(p for p, _, _ in scores),
         "recall": statistics.fmean(r for _, r, _ in scores),
         "f1": statistics.fmean(f for _, _, f in scores),
@@ -344,8 +358,9 @@ def print_report(report: dict[str, Any]) -> None:
         for name in ("evidence", "judge", "combination", "shipped"):
             if name in r:
                 f = r[name]
-                sources = ", ".join(f"{k} F1 {fmt(x)}" for k, x in f.items() if k not in ("precision", "recall", "f1", "insufficient_share", "n"))
-                print(f"  {name:<26} {fmt(f['precision'])} / {fmt(f['recall'])} / {fmt(f['f1'])}   insufficient {fmt(f['insufficient_share'])}   ({sources}; n={f['n']})")
+                sources = ", ".join(f"{k} F1 {fmt(x)}" for k, x in f.items() if k not in ("precision", "recall", "f1", "insufficient_share", "negatives_insufficient", "n"))
+                print(f"  {name:<26} {fmt(f['precision'])} / {fmt(f['recall'])} / {fmt(f['f1'])}   insufficient {fmt(f['insufficient_share'])}, "
+                      f"on the same questions without their supporting paragraphs {fmt(f['negatives_insufficient'])}   ({sources}; n={f['n']})")
         print(f"  fitted on all rows: {r['fit']} (selection threshold {r['fit_threshold']} folded into the intercept)")
         print(f"  {fmt(r['cost'].get('seconds'))} judge seconds, {fmt(r['cost'].get('calls'))} calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per sample; judge errors: {r['errors']}")
     if "unanswerable" in report:

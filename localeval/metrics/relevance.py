@@ -19,8 +19,10 @@ Every unit is scored, then a rule selects:
    bridge: how strongly the best-matching passage mentions what another passage's
    opening unit names (a two-hop question's second passage).
 3. A logistic model over those features (fitted per judge on the dev set,
-   models/catalog.toml) gives each unit P(required); units at or above `threshold`
-   are selected. When none reaches it, nothing is selected and the score is 0.
+   models/catalog.toml, on questions and on the same questions with their supporting
+   paragraphs removed, so that a topical sentence of a context that cannot answer is
+   not "required") gives each unit P(required); units at or above `threshold` are
+   selected. When none reaches it, nothing is selected and the score is 0.
 
 Measured alternatives (README): asking the judge about each sentence, with its
 passage or with the whole context, and ranking all sentences from one call's
@@ -50,7 +52,7 @@ CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
 # For a judge without a fitted rule: the judge's passage verdict and the question's
 # words in the unit and its passage; round numbers of the fitted models' size.
-DEFAULT_CALIBRATION = LogisticModel(intercept=-4.0, weights={"judge_passage": 0.5, "overlap": 2.5, "passage_overlap": 1.5, "opens_passage": 1.0})
+DEFAULT_CALIBRATION = LogisticModel(intercept=-4.0, weights={"judge_passage": 1.5, "overlap": 2.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0})
 DEFAULT_THRESHOLD = 0.5
 
 
