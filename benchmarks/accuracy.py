@@ -76,7 +76,7 @@ EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage
 # as all six evidence features (2026-11-23, README): the two tasks want different
 # boundaries, and more features only fit one of them better than the other.
 ATTRIBUTION_FEATURES = ["judge", "best_coverage"]
-RELEVANCE_EVIDENCE = ["overlap", "passage_overlap", "bridge", "opens_passage"]
+RELEVANCE_EVIDENCE = ["overlap", "passage_overlap", "bridge", "opens_passage", "new_facts"]
 RELEVANCE_JUDGE = ["judge_passage", "judge_passage_gap"]
 RELEVANCE_FEATURES = [*RELEVANCE_EVIDENCE, *RELEVANCE_JUDGE]
 SELECTION_THRESHOLDS = [round(t, 3) for t in np.linspace(0.05, 0.8, 31)]

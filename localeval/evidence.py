@@ -69,6 +69,12 @@ def numbers(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text))
 
 
+def names(text: str) -> list[str]:
+    """The capitalised words of `text` that do not open a sentence and are not function words:
+    names, in English and most Latin-script languages (German nouns count too)."""
+    return [name for name in _NAME.findall(text) if name.lower() not in STOP_WORDS]
+
+
 def _share(wanted: Sequence[str] | frozenset[str], have: set[str] | frozenset[str]) -> float:
     """Share of `wanted` found in `have`; 1.0 when nothing is wanted (nothing can be missing)."""
     return sum(1 for word in wanted if word in have) / len(wanted) if wanted else 1.0
@@ -128,11 +134,11 @@ def statement_evidence(statement: str, sentences: Sequence[str], language: str =
     matches.sort(key=lambda m: (-m.coverage, -m.similarity, m.index))
     context_text = " ".join(sentences)
     context_lower = context_text.lower()
-    names = [name for name in _NAME.findall(statement) if name.lower() not in STOP_WORDS]
+    named = names(statement)
     return StatementEvidence(
         coverage=_share(wanted, everywhere),
         number_coverage=_share(numbers(statement), numbers(context_text)),
-        entity_coverage=sum(1 for name in names if name.lower() in context_lower) / len(names) if names else 1.0,
+        entity_coverage=sum(1 for name in named if name.lower() in context_lower) / len(named) if named else 1.0,
         matches=tuple(matches),
         missing=tuple(surface for word, surface in _surface_words(statement, language).items() if word not in everywhere),
     )

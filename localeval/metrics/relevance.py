@@ -15,9 +15,11 @@ Every unit is scored, then a rule selects:
    judged in pieces and counts by its best piece.)
 2. Evidence: how much of the question each unit and each passage mentions, each
    word weighted by how rare it is among the passages (IDF); whether the unit
-   opens its passage (the sentence that names what the others refer to); and a
+   opens its passage (the sentence that names what the others refer to); a
    bridge: how strongly the best-matching passage mentions what another passage's
-   opening unit names (a two-hop question's second passage).
+   opening unit names (a two-hop question's second passage); and the names and
+   numbers the unit brings that the question does not mention (an answer carries
+   something new; a sentence that only restates the topic does not).
 3. A logistic model over those features (fitted per judge on the dev set,
    models/catalog.toml, on questions and on the same questions with their supporting
    paragraphs removed, so that a topical sentence of a context that cannot answer is
@@ -39,7 +41,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.calibration import LogisticModel
-from localeval.evidence import content_words
+from localeval.evidence import content_words, names, numbers
 from localeval.judge import Judge
 from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED, relevance_messages
 from localeval.metrics.base import Metric, Score
@@ -52,7 +54,9 @@ CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
 # For a judge without a fitted rule: the judge's passage verdict and the question's
 # words in the unit and its passage; round numbers of the fitted models' size.
-DEFAULT_CALIBRATION = LogisticModel(intercept=-4.0, weights={"judge_passage": 1.5, "overlap": 2.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0})
+DEFAULT_CALIBRATION = LogisticModel(
+    intercept=-5.0, weights={"judge_passage": 1.5, "overlap": 2.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "new_facts": 0.7}
+)
 DEFAULT_THRESHOLD = 0.5
 
 
@@ -125,6 +129,18 @@ def _idf_overlap(question: str, units: Sequence[_Unit], passages: Sequence[str],
     return unit_overlap, passage_overlap, bridge
 
 
+NEW_FACTS_CAP = 4  # names and numbers beyond this many say nothing more
+
+
+def _new_facts(question: str, unit: str) -> float:
+    """How many names and numbers the unit brings that the question does not mention, capped
+    and scaled to [0, 1]: a sentence that answers usually carries something the question
+    does not (a date, a place, a person), where one that only restates its topic does not."""
+    asked = question.lower()
+    new = {n.lower() for n in names(unit)} | set(numbers(unit))
+    return min(sum(1 for fact in new if fact not in asked), NEW_FACTS_CAP) / NEW_FACTS_CAP
+
+
 def calibration_for(judge: Judge) -> LogisticModel:
     table = judge.calibration.get(CALIBRATION_KEY)
     return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'") if table else DEFAULT_CALIBRATION
@@ -183,6 +199,7 @@ class ContextRelevance(Metric[RelevanceParams]):
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
+                "new_facts": _new_facts(question, u.text),
             }
             for i, u in enumerate(units)
         ]
