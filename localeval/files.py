@@ -35,6 +35,14 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to `limit` + 1 bytes of a small file (a config, a rubric): one byte more than the
+    limit tells the caller the file is too large, and /dev/zero or a huge file named by
+    mistake is never read in full. OSError passes to the caller, which names the file."""
+    with open(path, "rb") as handle:
+        return handle.read(limit + 1)
+
+
 def same_file(a: str, b: str) -> bool:
     """Whether two paths name the same file (through symlinks, hard links, relative paths)."""
     if STDIO in (a, b):

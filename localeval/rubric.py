@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from localeval.files import read_at_most
+
 MAX_RUBRIC_BYTES = 64 * 1024  # a task text, not a document
 
 
@@ -58,7 +60,7 @@ def load_rubric(path: str | Path, allowed: frozenset[str], required: frozenset[s
     """Read and check a rubric file; ValueError says what is wrong with it."""
     file = Path(path)
     try:
-        data = file.read_bytes()[: MAX_RUBRIC_BYTES + 1]
+        data = read_at_most(file, MAX_RUBRIC_BYTES)
     except OSError as error:
         raise ValueError(f"cannot read rubric file '{file}': {error.strerror or error}") from None
     if len(data) > MAX_RUBRIC_BYTES:

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from localeval.errors import ConfigError
+from localeval.files import read_at_most
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,7 +85,7 @@ def _first_problem(error: ValidationError, label: str) -> ConfigError:
 def _read_config(path: Path, table: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]] | None:
     """The table's contents and where they came from, or None when the file has no such table."""
     try:
-        raw = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
+        raw = read_at_most(path, MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"cannot read config file {path}: {error.strerror}") from None
     if len(raw) > MAX_CONFIG_BYTES:

@@ -64,3 +64,8 @@ def test_the_rubric_hash_is_recorded_and_a_changed_rubric_cannot_resume(tmp_path
     rubric.write_text("{document} // {statement}: Yes or No?")
     with pytest.raises(ConfigError, match="cannot resume.*metrics"):
         score_file(build_settings({**values, "resume": True}), judge=ScriptedJudge())
+
+
+def test_an_endless_file_named_as_a_rubric_is_refused_without_reading_it_all():
+    with pytest.raises(ConfigError, match="larger than"):
+        create_metric("context_recall", {"rubric": "/dev/zero"})
