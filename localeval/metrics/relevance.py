@@ -132,11 +132,11 @@ def _idf_overlap(question: str, units: Sequence[_Unit], passages: Sequence[str],
 NEW_FACTS_CAP = 4  # names and numbers beyond this many say nothing more
 
 
-def _new_facts(question: str, unit: str) -> float:
-    """How many names and numbers the unit brings that the question does not mention, capped
-    and scaled to [0, 1]: a sentence that answers usually carries something the question
-    does not (a date, a place, a person), where one that only restates its topic does not."""
-    asked = question.lower()
+def _new_facts(asked: str, unit: str) -> float:
+    """How many names and numbers the unit brings that the question (`asked`, lower-cased)
+    does not mention, capped and scaled to [0, 1]: a sentence that answers usually carries
+    something the question does not (a date, a place, a person), where one that only
+    restates its topic does not."""
     new = {n.lower() for n in names(unit)} | set(numbers(unit))
     return min(sum(1 for fact in new if fact not in asked), NEW_FACTS_CAP) / NEW_FACTS_CAP
 
@@ -191,6 +191,7 @@ class ContextRelevance(Metric[RelevanceParams]):
         best_verdict = max(verdicts)
         overlap, passage_overlap, bridge = _idf_overlap(question, units, passages, params.language)
         relative_overlap = _relative(overlap)
+        asked = question.lower()
         features = [
             {
                 "judge_passage": judge_passage[u.passage],
@@ -199,7 +200,7 @@ class ContextRelevance(Metric[RelevanceParams]):
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
-                "new_facts": _new_facts(question, u.text),
+                "new_facts": _new_facts(asked, u.text),
             }
             for i, u in enumerate(units)
         ]
