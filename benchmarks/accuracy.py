@@ -208,7 +208,7 @@ def _verdict_figures(records: Sequence[Mapping[str, Any]], scores: Sequence[floa
     return out
 
 
-def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mapping[str, Any] | None) -> dict[str, Any]:
+def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mapping[str, Any] | None, combination: Sequence[str] = ATTRIBUTION_FEATURES) -> dict[str, Any]:
     """Evidence alone, judge alone, the combination: each fitted and cross-validated on both
     tasks at once; and the shipped combination applied as is."""
     records = [{**r, "task": task} for task, rows in tasks.items() for r in rows if "error" not in r]
@@ -217,7 +217,7 @@ def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mappi
     features = [r["features"] for r in records]
     groups = [f"{r['task']}/{r['group']}" for r in records]
     report: dict[str, Any] = {}
-    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("combination", ATTRIBUTION_FEATURES)):
+    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("combination", list(combination))):
 
         def fitted(train: list[int], chosen: list[str] = chosen) -> Any:
             model = fit_logistic([features[i] for i in train], [labels[i] for i in train], [weights[i] for i in train], chosen)
@@ -225,7 +225,7 @@ def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mappi
 
         predicted = cross_validated(features, groups, fitted)
         report[name] = {task: _verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
-    final = fit_logistic(features, labels, weights, ATTRIBUTION_FEATURES)
+    final = fit_logistic(features, labels, weights, list(combination))
     report["fit"] = final.table()
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
