@@ -82,15 +82,11 @@ def _crash_report(error: BaseException) -> str:
     return handle.name
 
 
-class _Failure(click.ClickException):
-    """An error on its way out: one line, and its exit code."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"localeval: {self.message}", err=True)
+def _fail(message: str, exit_code: int) -> click.exceptions.Exit:
+    """An error on its way out: one line on standard error, then its exit code (click's
+    Exit carries the code per instance; a ClickException's is a class variable)."""
+    click.echo(f"localeval: {message}", err=True)
+    return click.exceptions.Exit(exit_code)
 
 
 class _Group(click.Group):
@@ -101,15 +97,15 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except LocalevalError as error:
             prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
-            raise _Failure(f"{prefix}{error}", error.exit_code) from None
+            raise _fail(f"{prefix}{error}", error.exit_code) from None
         except KeyboardInterrupt:
-            raise _Failure("interrupted", EXIT_INTERRUPTED) from None
+            raise _fail("interrupted", EXIT_INTERRUPTED) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as error:  # a bug: say so in one line, keep the traceback for the report
             where = _crash_report(error)
             first = plain(str(error).splitlines()[0] if str(error) else "")[:200]
-            raise _Failure(
+            raise _fail(
                 f"internal error ({type(error).__name__}: {first}); this is a bug in localeval, not a verdict on your data. "
                 f"The traceback is in {where}",
                 EXIT_INTERNAL,
@@ -266,6 +262,24 @@ def metrics_command(as_json: bool) -> None:
         click.echo(f"  requires: {', '.join(row['required_fields'])}")
         for key, opt in row["options"].items():
             click.echo(f"  --option {row['name']}.{key}=...  {opt['description']} (default: {opt['default']})")
+
+
+@cli.command("serve")
+@click.argument("model", required=False)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: only this machine can connect).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
+@click.option("--n-ctx", type=click.IntRange(512, 1 << 20), help="Context window in tokens (default 4096).")
+@click.option("--threads", type=click.IntRange(1, 512), help="CPU threads (default: number of cores, at most 8).")
+def serve_command(model: str | None, host: str, port: int, n_ctx: int | None, threads: int | None) -> None:
+    """Serve MODEL (default: the default judge) as an OpenAI-compatible judge server for --judge-url.
+
+    llama-cpp-python's server (the server extra), with the model loaded as the
+    in-process judge loads it (safe on CPUs with Intel AMX) and served under its
+    catalog name. Stop it with Ctrl-C."""
+    from localeval.judge.serve import serve
+
+    click.echo(f"localeval: serving {model or 'the default judge'} at http://{host}:{port}/v1 (Ctrl-C stops)", err=True)
+    serve(model, host=host, port=port, n_ctx=n_ctx, threads=threads)
 
 
 @cli.group("models")

@@ -13,6 +13,7 @@ import json
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -43,28 +44,46 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def start_server(model: str, port: int) -> subprocess.Popen:
+    """`localeval serve` as a user starts it (the README's server command); what it says
+    goes to a file (a pipe nobody reads could fill and stop it)."""
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "localeval", "serve", model, "--host", "127.0.0.1", "--port", str(port), "--n-ctx", "2048", "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+def wait_until_serving(process: subprocess.Popen, url: str) -> None:
+    """Until the server answers /models, or its process has ended (then fail with what it said).
+    The deadline is only a safety net for a server that neither starts nor exits."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            process.log.seek(0)  # type: ignore[attr-defined]
+            said = process.log.read().decode(errors="replace")[-2000:]  # type: ignore[attr-defined]
+            pytest.fail(f"the judge server exited with {process.returncode}: {said}")
+        try:
+            urllib.request.urlopen(f"{url}/models", timeout=5).read()
+            return
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    pytest.fail("the judge server neither started nor exited")
+
+
 @pytest.fixture(scope="module")
 def server(small_model_path):
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(small_model_path), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--model_alias", SMALL_MODEL],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_server(SMALL_MODEL, port)
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=2).read()
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("llama_cpp.server did not start")
+    wait_until_serving(process, url)
     yield url
     process.terminate()
-    process.wait(timeout=30)
+    process.wait(timeout=60)
 
 
 def test_server_judge_agrees_with_the_in_process_judge(server, small_model_path):
@@ -145,3 +164,25 @@ def test_several_requests_are_kept_in_flight_for_a_concurrent_judge():
     results = evaluate(samples, ["context_recall"], judge=judge).results
     assert [r["id"] for r in results] == [f"s{i}" for i in range(8)]
     assert active[1] > 1
+
+
+def test_the_server_loads_with_extra_buffer_types_off_on_an_amx_cpu(monkeypatch, tmp_path):
+    """What `localeval serve` and the in-process judge do on a CPU with AMX, shown on any
+    CPU: every model loaded inside safe_loading gets use_extra_bufts off, and the
+    defaults come back afterwards."""
+    import llama_cpp
+
+    from localeval.judge import llama_runtime
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("flags\t\t: fpu sse avx512f amx_bf16 amx_tile amx_int8\n")
+    monkeypatch.setattr(llama_runtime, "CPUINFO", cpuinfo)
+    with llama_runtime.safe_loading(llama_cpp) as extra_buffer_types:
+        assert extra_buffer_types is False
+        assert llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts is False
+    assert llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts is True
+
+
+def test_serve_without_the_model_is_a_clear_error(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "localeval", "serve", str(tmp_path / "missing.gguf")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "model file not found" in result.stderr and "Traceback" not in result.stderr

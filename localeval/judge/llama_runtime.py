@@ -44,10 +44,10 @@ def check_version() -> str:
     return installed
 
 
-def cpu_has_amx(cpuinfo: Path = CPUINFO) -> bool:
+def cpu_has_amx(cpuinfo: Path | None = None) -> bool:
     """Whether the CPU advertises Intel AMX (Linux; elsewhere, no)."""
     try:
-        return "amx_tile" in cpuinfo.read_text(errors="replace")
+        return "amx_tile" in (cpuinfo or CPUINFO).read_text(errors="replace")
     except OSError:
         return False
 
@@ -76,6 +76,18 @@ def _extra_buffer_types_off(llama_cpp: Any) -> Iterator[None]:
         low_level.llama_model_default_params = original
 
 
+@contextmanager
+def safe_loading(llama_cpp: Any) -> Iterator[bool]:
+    """Every model llama-cpp-python loads inside this block loads with the settings this CPU
+    needs (extra buffer types off on AMX CPUs); yields whether they are on. The in-process
+    judge wraps its one load; `localeval serve` wraps its whole server, which may reload."""
+    if not cpu_has_amx():
+        yield True
+        return
+    with _extra_buffer_types_off(llama_cpp):
+        yield False
+
+
 class LlamaRuntime:
     """A loaded GGUF model: tokens in, logits and completions out. Close it (or use `with`)."""
 
@@ -91,7 +103,6 @@ class LlamaRuntime:
                 f"--gpu-layers {gpu_layers} asks for GPU offload, but the installed llama-cpp-python was built without a GPU "
                 "backend; reinstall it with CMAKE_ARGS (see the README's Scale out section), or drop --gpu-layers"
             )
-        self.extra_buffer_types = not cpu_has_amx()
         arguments = dict(
             model_path=str(model_path),
             n_ctx=n_ctx,
@@ -103,11 +114,8 @@ class LlamaRuntime:
             verbose=False,
         )
         try:
-            if self.extra_buffer_types:
+            with safe_loading(llama_cpp) as self.extra_buffer_types:
                 self._llm: Any = llama_cpp.Llama(**arguments)
-            else:
-                with _extra_buffer_types_off(llama_cpp):
-                    self._llm = llama_cpp.Llama(**arguments)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {model_path}: {exc}") from None
         self.n_vocab = int(self._llm.n_vocab())

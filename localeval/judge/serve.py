@@ -1,0 +1,62 @@
+"""`localeval serve`: llama-cpp-python's OpenAI-compatible server, loaded as the in-process judge loads.
+
+`python -m llama_cpp.server` loads a model with llama.cpp's defaults, which on Intel
+CPUs with AMX crash in the first decode (see llama_runtime.safe_loading). This runs
+the same server (the `server` extra) in this process with the model loaded under
+the in-process judge's settings: extra buffer types off on AMX CPUs, the catalog's
+name as the served model's name, the same context window and threads. Only the
+settings given here apply: a CONFIG_FILE in the environment, which the server
+would otherwise read, is ignored.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from localeval.errors import ConfigError, ModelError
+from localeval.judge.llama import DEFAULT_CONTEXT, default_threads
+from localeval.judge.llama_runtime import check_version, safe_loading
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def _server_modules() -> tuple[Any, Any, Any, Any]:
+    try:
+        app = importlib.import_module("llama_cpp.server.app")
+        settings = importlib.import_module("llama_cpp.server.settings")
+        uvicorn = importlib.import_module("uvicorn")
+    except ImportError:
+        raise ConfigError("localeval serve needs the server extra: pip install 'localeval[server]'") from None
+    return importlib.import_module("llama_cpp"), app, settings, uvicorn
+
+
+def serve(model: str | None, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, n_ctx: int | None = None, threads: int | None = None) -> None:
+    """Serve `model` (a catalog name or GGUF path; default: $LOCALEVAL_MODEL, else the
+    default judge) until interrupted. The served name is the catalog name, else the file name."""
+    from localeval.models import check_gguf, resolve_model
+
+    path, catalog_name = resolve_model(model)
+    check_gguf(path)
+    check_version()
+    llama_cpp, app_module, settings_module, uvicorn = _server_modules()
+    count = threads or default_threads()
+    model_settings = settings_module.ModelSettings(
+        model=str(path),
+        model_alias=catalog_name or path.name,
+        n_ctx=n_ctx or DEFAULT_CONTEXT,
+        n_threads=count,
+        n_threads_batch=count,
+        flash_attn=True,
+        verbose=False,
+    )
+    server_settings = settings_module.ServerSettings(host=host, port=port)
+    os.environ.pop("CONFIG_FILE", None)
+    with safe_loading(llama_cpp):  # for the whole server's life: it may load the model again
+        try:
+            app = app_module.create_app(server_settings=server_settings, model_settings=[model_settings])
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
+        uvicorn.run(app, host=host, port=port, log_level="warning")
