@@ -30,7 +30,9 @@ changes only the evidence or the fit needs no model.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import statistics
 import sys
 import time
@@ -38,10 +40,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibrate import (  # noqa: E402  (benchmarks are scripts, not a package)
+from judge_cache import CachedJudge  # noqa: E402
+
+from localeval import evaluate  # noqa: E402
+from localeval.errors import JudgeError  # noqa: E402
+from localeval.fitting import (  # noqa: E402
     FOLDS,
     Fit,
     auc,
@@ -49,37 +53,43 @@ from calibrate import (  # noqa: E402  (benchmarks are scripts, not a package)
     balancing_weights,
     cross_validated,
     fit_logistic,
-    logit,
+    fit_selection,
+    folds_by_group,
+    select,
     selection_f1,
 )
-from judge_cache import CachedJudge  # noqa: E402
-
-from localeval import evaluate  # noqa: E402
-from localeval.errors import JudgeError  # noqa: E402
 from localeval.judge import load_judge  # noqa: E402
 from localeval.metrics import create_metric  # noqa: E402
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY  # noqa: E402
+from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES  # noqa: E402
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY  # noqa: E402
+from localeval.metrics.relevance import FEATURES as RELEVANCE_METRIC_FEATURES  # noqa: E402
 from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model  # noqa: E402
 from localeval.samples import Sample  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# Public claim/evidence sets beyond shared/data (benchmarks/DATA_SOURCES.md says where each
+# comes from, its licence, and how to unpack it here); never committed, only read.
+EXTERNAL = Path(os.environ.get("LOCALEVAL_EXTERNAL_DATA", Path(__file__).resolve().parent / ".cache" / "external"))
+EXTERNAL_SETS = {
+    # task: (file for the fit, file held out, label that means "supported")
+    "vitaminc": ("vitaminc_real/test.jsonl", "vitaminc_real/test.jsonl", "SUPPORTS"),
+    "fever": ("fever_symmetric/dev.jsonl", "fever_symmetric/test.jsonl", "SUPPORTS"),
+}
+SPLIT_SEED = "localeval-20261123"
 CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
 CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
 
 # The features of each combination. Few on purpose: a held-out split of the same
 # sources checks that they generalise.
 EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing"]
-# One calibration serves both kinds of text (claims against abstracts and Wikipedia;
-# summary statements against news articles), since a run cannot tell which it has.
-# Fitted jointly, the judge's log-odds and the best sentence's word coverage did as well
-# as all six evidence features (2026-11-23, README): the two tasks want different
-# boundaries, and more features only fit one of them better than the other.
-ATTRIBUTION_FEATURES = ["judge", "best_coverage"]
-RELEVANCE_EVIDENCE = ["overlap", "passage_overlap", "bridge", "opens_passage", "new_facts"]
-RELEVANCE_JUDGE = ["judge_passage", "judge_passage_gap"]
-RELEVANCE_FEATURES = [*RELEVANCE_EVIDENCE, *RELEVANCE_JUDGE]
-SELECTION_THRESHOLDS = [round(t, 3) for t in np.linspace(0.05, 0.8, 31)]
+# One calibration serves every kind of text (claims against abstracts, Wikipedia pages and
+# single evidence sentences; summary statements against news articles), since a run cannot
+# tell which it has: fitted on all tasks at once, each task weighing the same. The
+# "judge + best coverage" variant is the previous release's two-feature combination.
+ATTRIBUTION_FEATURES = list(ATTRIBUTION_METRIC_FEATURES)
+TWO_FEATURES = ["judge", "best_coverage"]
+RELEVANCE_FEATURES = list(RELEVANCE_METRIC_FEATURES)
 
 
 def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
@@ -90,6 +100,32 @@ def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
     if not limit or limit >= len(rows):
         return rows
     return [rows[(i * len(rows) // limit + shift) % len(rows)] for i in range(limit)]
+
+
+def _held_out(task: str, group: str) -> bool:
+    """A stable half of a source's groups (hashed), kept out of every fit."""
+    return hashlib.sha256(f"{SPLIT_SEED}:{task}:{group}".encode()).digest()[0] % 2 == 1
+
+
+def read_external(task: str, limit: int | None, held_out: bool) -> list[dict[str, Any]]:
+    """Claim/evidence pairs of a public set as attribution rows. VitaminC has one file: its
+    cases are hashed into a fit half and a held-out half; FEVER-symmetric has a dev file (fit)
+    and a test file (held out). `limit` rows evenly spaced through the hash order."""
+    fit_file, held_file, supported = EXTERNAL_SETS[task]
+    path = EXTERNAL / (held_file if held_out else fit_file)
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: see benchmarks/DATA_SOURCES.md for where {task} comes from")
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        group = str(item.get("case_id") or item["id"])
+        if fit_file == held_file and _held_out(task, group) != held_out:
+            continue
+        rows.append({"id": f"{task}/{item.get('unique_id') or item['id']}", "group": group, "source": task, "context": item["evidence"], "claim": item["claim"], "label": int(item["label"] == supported)})
+    rows.sort(key=lambda r: hashlib.sha256(f"{SPLIT_SEED}:{r['id']}".encode()).hexdigest())
+    if limit and limit < len(rows):
+        rows = [rows[i * len(rows) // limit] for i in range(limit)]
+    return rows
 
 
 def progress(task: str, done: int, total: int, started: float) -> None:
@@ -103,7 +139,9 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
     """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
     metric = create_metric("context_recall")
     records: list[dict[str, Any]] = []
-    if task == "attribution":
+    if task in EXTERNAL_SETS:
+        items = [(r["id"], r["source"], Sample(user_input="", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]]) for r in read_external(task, limit, shift > 0)]
+    elif task == "attribution":
         items = [
             (r["id"], r["source"], Sample(user_input=f"Tell me about {r['wiki_title']}." if r.get("wiki_title") else "", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]])
             for r in read("attribution_dev.jsonl", limit, shift)
@@ -128,33 +166,48 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
     return records
 
 
+RELEVANCE_SHAPES = ("10", "3", "1", "10 without gold", "1 without gold")
+
+
+def _shapes(row: Mapping[str, Any]) -> dict[str, list[list[str]]]:
+    """A HotpotQA question as the shapes of retrieval users have: its 10 paragraphs; its two gold
+    paragraphs and the first distractor (source order); each gold paragraph alone; and, with
+    nothing that answers, the distractors alone and the first distractor alone."""
+    contexts = row["retrieved_contexts"]
+    gold = [i for i, c in enumerate(contexts) if any(_same_sentence(s, g) for s in _sentences({"retrieved_contexts": [c]}) for g in row["gold_sentences"])]
+    others = [i for i in range(len(contexts)) if i not in gold]
+    pick = lambda indices: [contexts[i] for i in indices]  # noqa: E731
+    return {
+        "10": [contexts],
+        "3": [pick(sorted([*gold, others[0]]))],
+        "1": [[contexts[i]] for i in gold],
+        "10 without gold": [pick(others)],
+        "1 without gold": [pick(others[:1])],
+    }
+
+
 def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
-    """One record per question: the gold sentences, every unit's features, the cost; and
-    one per question with its supporting paragraphs removed ("negative": the distractors
-    cannot answer it, so nothing is required). The negatives cost no judge call: every
-    paragraph is judged on its own, and those prompts were already answered."""
+    """One record per question and shape: every unit's features and the gold units (none in the
+    shapes without gold: "insufficient information" is right there). Every paragraph is judged on
+    its own, so all shapes of a question cost the judge calls of its 10 paragraphs."""
     rows = read("relevance_dev.jsonl", limit, shift)
     metric = create_metric("context_relevance")
     records = []
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
-        distractors = [c for c in row["retrieved_contexts"] if not any(_same_sentence(s, g) for s in _sentences({"retrieved_contexts": [c]}) for g in row["gold_sentences"])]
-        negative = evaluate([Sample(user_input=row["user_input"], retrieved_contexts=distractors)], [metric], judge=judge).results[0]
-        if "context_relevance" not in negative["errors"]:
-            records.append({"group": row["id"], "source": "negative", "features": negative["details"]["context_relevance"]["features"], "gold": []})
-        sample = Sample(id=row["id"], user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
-        before = judge.seconds
-        run = evaluate([sample], [metric], judge=judge)
-        result = run.results[0]
-        if "context_relevance" in result["errors"]:
-            records.append({"group": row["id"], "error": result["errors"]["context_relevance"]})
-            continue
-        details = result["details"]["context_relevance"]
-        units = [s for s in _sentences(row)]
-        gold = {i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"])}
-        # prompt_evaluated depends on what the judge saw before, so the runner files it under timing
-        cost = {**result["usage"]["context_relevance"], **result["timing"]["context_relevance"], "seconds": judge.seconds - before}
-        records.append({"group": row["id"], "source": row.get("question_type", "hotpotqa"), "features": details["features"], "gold": sorted(gold), "cost": cost})
+        for shape, variants in _shapes(row).items():
+            for contexts in variants:
+                sample = Sample(user_input=row["user_input"], retrieved_contexts=contexts)
+                before = judge.seconds
+                score = metric.score_batch([sample], judge)[0] if contexts else None
+                if score is None:
+                    continue
+                units = _sentences({"retrieved_contexts": contexts})
+                gold = [] if "without" in shape else sorted(i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"]))
+                record = {"group": row["id"], "shape": shape, "features": score.details["features"], "gold": gold}
+                if shape == "10":
+                    record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
+                records.append(record)
         progress("relevance", number, len(rows), started)
     return records
 
@@ -182,6 +235,33 @@ def unanswerable_report(judge: CachedJudge) -> dict[str, Any]:
             print(f"  {row['id']}: selected {first['selected_sentences']}", file=sys.stderr)
     n = len(rows)
     return {"n": n, "insufficient": sum(said_insufficient) / n, "twin_insufficient": sum(twin_insufficient) / n, "twin_answer_selected": sum(answer_selected) / n}
+
+
+PLAIN = Path(__file__).resolve().parent / "data" / "plain_cases.jsonl"
+
+
+def plain_report(judge: CachedJudge) -> dict[str, Any]:
+    """The hand-written plain cases (benchmarks/data/plain_cases.jsonl), scored with the shipped
+    calibration: a relevance case is right when exactly its required sentences are selected
+    (none: "insufficient information"), an attribution case when the verdict is its label.
+    Never used in a fit. Every wrong case is printed with what was decided."""
+    relevance, recall = create_metric("context_relevance"), create_metric("context_recall")
+    rows = [json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
+    right: dict[str, list[bool]] = {"relevance": [], "attribution": []}
+    for row in rows:
+        sample = Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
+        if row["kind"] == "relevance":
+            details = relevance.score_batch([sample], judge)[0].details
+            ok = set(details["selected_sentences"]) == set(row["required"])
+            said = f"selected {details['selected_sentences']} (P {[p for p in details['probabilities']]})"
+        else:
+            verdict = recall.score_statements(sample, [row["statement"]], judge).details["statements"][0]
+            ok = verdict["attributed"] == row["label"]
+            said = f"attributed={verdict['attributed']} P={verdict['probability']}"
+        right[row["kind"]].append(ok)
+        if not ok:
+            print(f"  plain case {row['id']} wrong: {said}", file=sys.stderr)
+    return {kind: {"right": sum(oks), "n": len(oks)} for kind, oks in right.items()}
 
 
 def _sentences(row: Mapping[str, Any]) -> list[str]:
@@ -217,7 +297,7 @@ def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mappi
     features = [r["features"] for r in records]
     groups = [f"{r['task']}/{r['group']}" for r in records]
     report: dict[str, Any] = {}
-    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("combination", list(combination))):
+    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("judge + best coverage", TWO_FEATURES), ("combination", list(combination))):
 
         def fitted(train: list[int], chosen: list[str] = chosen) -> Any:
             model = fit_logistic([features[i] for i in train], [labels[i] for i in train], [weights[i] for i in train], chosen)
@@ -226,7 +306,8 @@ def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mappi
         predicted = cross_validated(features, groups, fitted)
         report[name] = {task: _verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
     final = fit_logistic(features, labels, weights, list(combination))
-    report["fit"] = final.table()
+    table = final.table()
+    report["fit"] = {**table, "weights": {name: table["weights"].get(name, 0.0) for name in ATTRIBUTION_FEATURES}}
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
         predicted = model.probabilities(features)
@@ -253,73 +334,53 @@ def _cost(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-def _select(probabilities: np.ndarray, threshold: float) -> set[int]:
-    return {i for i, p in enumerate(probabilities) if p >= threshold}
-
-
 def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Sentence selection, cross-validated by question: a logistic model of "required" per
-    unit, fitted on the questions and on their negatives (so that a topical sentence in a
-    context that cannot answer is not "required"), and the selection threshold that
-    maximises mean F1 on the training folds' questions. F1 is reported on the questions;
-    the negatives report how often "insufficient information" was said."""
-    good = [r for r in records if "error" not in r]
-    report: dict[str, Any] = {"errors": len(records) - len(good), "cost": _cost([r for r in good if r["source"] != "negative"])}
-    for name, chosen in (("evidence", RELEVANCE_EVIDENCE), ("judge", RELEVANCE_JUDGE), ("combination", RELEVANCE_FEATURES)):
-        predicted = _relevance_cv(good, chosen)
-        report[name] = _selection_figures(good, predicted)
-    model, threshold = _fit_relevance(good, RELEVANCE_FEATURES)
-    # The selection threshold is folded into the intercept, so the metric selects at 0.5.
-    report["fit"] = Fit(model.intercept - logit(threshold), model.weights).table()
-    report["fit_threshold"] = threshold
+    """Sentence selection per shape, cross-validated by question: a logistic model of "required"
+    per unit, fitted on every shape at once (the shapes without gold teach it when nothing is
+    required), with the selection threshold that maximises the mean selection score (F1, and for a
+    shape without gold 1 for "insufficient information") folded into the intercept."""
+    report: dict[str, Any] = {"cost": _cost([r for r in records if "cost" in r])}
+    for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f != "judge_passage"]), ("judge", ["judge_passage"]), ("combination", RELEVANCE_FEATURES)):
+        report[name] = _shape_figures(records, _relevance_cv(records, chosen))
+    report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES).table()
     if shipped:
-        fitted = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
-        report["shipped"] = _selection_figures(good, [_select(fitted.probabilities(r["features"]), 0.5) for r in good])
+        model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
+        report["shipped"] = _shape_figures(records, [select(model.probabilities(r["features"]), 0.5) for r in records])
     return report
 
 
-def _fit_relevance(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> tuple[Fit, float]:
-    units = [(f, int(i in set(r["gold"]))) for r in records for i, f in enumerate(r["features"])]
-    model = fit_logistic([f for f, _ in units], [g for _, g in units], [1.0] * len(units), chosen)
-    probabilities = [model.probabilities(r["features"]) for r in records]
-
-    def mean_f1(threshold: float) -> float:
-        return statistics.fmean(selection_f1(_select(p, threshold), set(r["gold"]))[2] for p, r in zip(probabilities, records) if r["source"] != "negative")
-
-    return model, max(SELECTION_THRESHOLDS, key=mean_f1)
-
-
 def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> list[set[int]]:
-    from calibrate import folds_by_group
-
     assignment = folds_by_group([r["group"] for r in records], FOLDS)
     selections: list[set[int]] = [set() for _ in records]
     for fold in range(FOLDS):
         train = [r for r, f in zip(records, assignment) if f != fold]
         if not train:
             continue
-        model, threshold = _fit_relevance(train, chosen)
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen)
         for index, (r, f) in enumerate(zip(records, assignment)):
             if f == fold:
-                selections[index] = _select(model.probabilities(r["features"]), threshold)
+                selections[index] = select(model.probabilities(r["features"]), 0.5)
     return selections
 
 
-def _selection_figures(records: Sequence[Mapping[str, Any]], selections: Sequence[set[int]]) -> dict[str, Any]:
-    negatives = [not s for s, r in zip(selections, records) if r["source"] == "negative"]
-    selections = [s for s, r in zip(selections, records) if r["source"] != "negative"]
-    records = [r for r in records if r["source"] != "negative"]
-    scores = [selection_f1(s, set(r["gold"])) for s, r in zip(selections, records)]
-    out: dict[str, Any] = {
-        "negatives_insufficient": statistics.fmean(negatives) if negatives else float("nan"),
-        "precision": statistics.fmean(p for p, _, _ in scores),
-        "recall": statistics.fmean(r for _, r, _ in scores),
-        "f1": statistics.fmean(f for _, _, f in scores),
-        "insufficient_share": statistics.fmean(1.0 if not s else 0.0 for s in selections),
-        "n": len(records),
-    }
-    for source in sorted({r["source"] for r in records}):
-        out[source] = statistics.fmean(f for (_, _, f), r in zip(scores, records) if r["source"] == source)
+def _shape_figures(records: Sequence[Mapping[str, Any]], selections: Sequence[set[int]]) -> dict[str, Any]:
+    """Per shape: precision / recall / F1 where something answers, "insufficient" where nothing does."""
+    out: dict[str, Any] = {}
+    for shape in RELEVANCE_SHAPES:
+        picked = [(s, set(r["gold"])) for s, r in zip(selections, records) if r["shape"] == shape]
+        if not picked:
+            continue
+        if "without" in shape:
+            out[shape] = {"insufficient": statistics.fmean(not s for s, _ in picked), "n": len(picked)}
+        else:
+            scores = [selection_f1(s, g) for s, g in picked]
+            out[shape] = {
+                "precision": statistics.fmean(p for p, _, _ in scores),
+                "recall": statistics.fmean(r for _, r, _ in scores),
+                "f1": statistics.fmean(f for _, _, f in scores),
+                "insufficient": statistics.fmean(not s for s, _ in picked),
+                "n": len(picked),
+            }
     return out
 
 
@@ -343,7 +404,7 @@ def print_report(report: dict[str, Any]) -> None:
     if "verdicts" in report:
         v = report["verdicts"]
         print("\nstatement verdicts (balanced accuracy / AUC, 10-fold cross-validated; per source: balanced accuracy)")
-        for name in ("evidence", "judge", "combination", "shipped"):
+        for name in ("evidence", "judge", "judge + best coverage", "combination", "shipped"):
             if name in v:
                 cells = "   ".join(f"{task} {fmt(f['balanced_accuracy'])} / {fmt(f['auc'])} ({', '.join(f'{k} {fmt(x)}' for k, x in f.items() if k not in ('balanced_accuracy', 'auc', 'n'))})" for task, f in v[name].items())
                 label = "shipped (catalog, as is)" if name == "shipped" else name
@@ -354,20 +415,27 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"  judge errors: {v['errors']}")
     if "relevance" in report:
         r = report["relevance"]
-        print("\ncontext relevance, HotpotQA (sentence precision / recall / F1, insufficient-information share; 10-fold cross-validated)")
+        print("\ncontext relevance, HotpotQA by shape (contexts retrieved): sentence precision / recall / F1 where the gold is present,")
+        print("'insufficient information' share where it is not; 10-fold cross-validated by question")
         for name in ("evidence", "judge", "combination", "shipped"):
             if name in r:
-                f = r[name]
-                sources = ", ".join(f"{k} F1 {fmt(x)}" for k, x in f.items() if k not in ("precision", "recall", "f1", "insufficient_share", "negatives_insufficient", "n"))
-                print(f"  {name:<26} {fmt(f['precision'])} / {fmt(f['recall'])} / {fmt(f['f1'])}   insufficient {fmt(f['insufficient_share'])}, "
-                      f"on the same questions without their supporting paragraphs {fmt(f['negatives_insufficient'])}   ({sources}; n={f['n']})")
-        print(f"  fitted on all rows: {r['fit']} (selection threshold {r['fit_threshold']} folded into the intercept)")
-        print(f"  {fmt(r['cost'].get('seconds'))} judge seconds, {fmt(r['cost'].get('calls'))} calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per sample; judge errors: {r['errors']}")
+                cells = []
+                for shape, f in r[name].items():
+                    if "f1" in f:
+                        cells.append(f"[{shape}] {fmt(f['precision'])} / {fmt(f['recall'])} / {fmt(f['f1'])}")
+                    else:
+                        cells.append(f"[{shape}] insufficient {fmt(f['insufficient'])}")
+                print(f"  {name:<12} " + "   ".join(cells))
+        print(f"  fitted on all rows: {r['fit']} (selection threshold folded into the intercept)")
+        print(f"  10 contexts: {fmt(r['cost'].get('seconds'))} judge seconds, {fmt(r['cost'].get('calls'))} calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per question")
     if "unanswerable" in report:
         u = report["unanswerable"]
         print(f"\nunanswerable questions (benchmarks/data/unanswerable.jsonl, {u['n']} hand-written, shipped calibration): "
               f"insufficient information {fmt(u['insufficient'])}; with the answer added: insufficient {fmt(u['twin_insufficient'])}, "
               f"answer selected {fmt(u['twin_answer_selected'])}")
+    if "plain" in report:
+        cells = ", ".join(f"{kind} {f['right']} of {f['n']} right" for kind, f in report["plain"].items())
+        print(f"\nplain cases (benchmarks/data/plain_cases.jsonl, hand-written, shipped calibration): {cells}")
     if "retrieval" in report:
         print(f"\nretrieval: id_context_recall vs the file's id_recall: {report['retrieval']['id_recall_mismatches']} mismatches in {report['retrieval']['n']} rows")
 
@@ -395,7 +463,7 @@ def _limits(text: str) -> dict[str, int]:
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="attribution,recall,relevance,unanswerable,retrieval", help="comma-separated: attribution, recall, relevance, unanswerable, retrieval")
+    parser.add_argument("--task", default="attribution,recall,vitaminc,fever,relevance,plain,retrieval", help="comma-separated: attribution, recall, vitaminc, fever, relevance, plain, unanswerable, retrieval")
     parser.add_argument("--limit", type=_limits, default={}, help="rows per task, evenly spaced: N for every task, or TASK=N,... (default: the whole dev split)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
@@ -409,13 +477,15 @@ def main(argv: Iterable[str] | None = None) -> None:
     judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), n_threads=args.threads), shipped)
     limit = args.limit.get
     report: dict[str, Any] = {"judge": catalog_name or path.name, "limit": args.limit, "shift": args.shift}
-    verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall") if task in tasks}
+    verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
     if verdict_tasks:
         report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY))
     if "relevance" in tasks:
         report["relevance"] = relevance_report(relevance_rows(judge, limit("relevance", limit("*")), args.shift), shipped.get(RELEVANCE_KEY))
     if "unanswerable" in tasks:
         report["unanswerable"] = unanswerable_report(judge)
+    if "plain" in tasks:
+        report["plain"] = plain_report(judge)
     if "retrieval" in tasks:
         report["retrieval"] = retrieval_report(limit("retrieval", limit("*")))
     judge.close()

@@ -12,7 +12,7 @@ A GGUF file that is not in the catalog uses `DEFAULT_MODELS`, documented there.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +39,10 @@ class LogisticModel:
         return {"intercept": self.intercept, "weights": dict(self.weights)}
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any], where: str) -> LogisticModel:
-        """Read `{intercept = ..., weights = {name = ...}}` from the catalog, naming `where` on error."""
+    def from_table(cls, table: Mapping[str, Any], where: str, features: Sequence[str]) -> LogisticModel:
+        """Read `{intercept = ..., weights = {name = ...}}`, naming `where` on error. The weights
+        must name exactly the metric's `features`: a name the metric does not compute, or a
+        feature left out (write 0 to leave one out), is an error here, before any judge call."""
         try:
             weights = {str(k): float(v) for k, v in dict(table["weights"]).items()}
             intercept = float(table["intercept"])
@@ -48,4 +50,60 @@ class LogisticModel:
             raise ConfigError(f"{where}: a calibration needs 'intercept' and 'weights' numbers ({exc})") from None
         if not all(math.isfinite(v) for v in [intercept, *weights.values()]):
             raise ConfigError(f"{where}: calibration numbers must be finite")
+        unknown = sorted(set(weights) - set(features))
+        if unknown:
+            raise ConfigError(f"{where}: no such feature {', '.join(unknown)}; the features are {', '.join(features)}")
+        missing = [name for name in features if name not in weights]
+        if missing:
+            raise ConfigError(f"{where}: no weight for {', '.join(missing)} (write 0 to leave a feature out); the features are {', '.join(features)}")
         return cls(intercept, weights)
+
+
+CALIBRATION_FORMAT = "localeval-calibration"
+CALIBRATION_VERSION = 1
+MAX_CALIBRATION_BYTES = 1 << 20
+TASKS = ("attribution", "relevance")  # the calibration keys of context_recall and context_relevance
+
+
+@dataclass(frozen=True)
+class CalibrationFile:
+    """A user's calibration (`localeval calibrate` writes it; `score --calibration` reads it):
+    tables by task, which replace the catalog's for those tasks, and where they came from."""
+
+    path: str
+    sha256: str
+    tables: Mapping[str, Mapping[str, Any]]
+
+    def source(self) -> dict[str, str]:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+def read_calibration_file(path: str) -> CalibrationFile:
+    """Read and check a calibration file; ConfigError names the file and what is wrong. The
+    tables' features are checked against the metrics when a run starts (Metric.check_calibration)."""
+    import hashlib
+    import json
+
+    from localeval.files import read_at_most
+
+    try:
+        raw = read_at_most(path, MAX_CALIBRATION_BYTES)
+    except OSError as error:
+        raise ConfigError(f"cannot read calibration file {path}: {error.strerror or error}") from None
+    if len(raw) > MAX_CALIBRATION_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CALIBRATION_BYTES >> 20} MiB; not a calibration file")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ConfigError(f"{path}: not a localeval calibration file (not JSON text)") from None
+    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+        raise ConfigError(f"{path}: not a localeval calibration file (no \"format\": \"{CALIBRATION_FORMAT}\")")
+    if data.get("version") != CALIBRATION_VERSION:
+        raise ConfigError(f"{path}: calibration file version {data.get('version')!r}; this localeval reads version {CALIBRATION_VERSION}")
+    tables = data.get("tables")
+    if not isinstance(tables, dict) or not tables or not all(isinstance(t, dict) for t in tables.values()):
+        raise ConfigError(f"{path}: 'tables' must map {' and/or '.join(TASKS)} to a calibration")
+    unknown = sorted(set(tables) - set(TASKS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown calibration {', '.join(unknown)}; known: {', '.join(TASKS)}")
+    return CalibrationFile(path, hashlib.sha256(raw).hexdigest(), tables)

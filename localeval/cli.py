@@ -11,6 +11,7 @@ Machine output goes to standard output, messages to standard error.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import traceback
@@ -24,14 +25,17 @@ from localeval import models as model_store
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.judge import load_judge
 from localeval.metrics import list_metrics
 from localeval.pipeline import score_file
 from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
-from localeval.results import RunHeader, read_results, rows_only
+from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
 from localeval.summary import Summary
+
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[str, str, Any]] = {
@@ -100,6 +104,9 @@ class _Group(click.Group):
             raise _fail(f"{prefix}{error}", error.exit_code) from None
         except KeyboardInterrupt:
             raise _fail("interrupted", EXIT_INTERRUPTED) from None
+        except BrokenPipeError:  # `localeval score -o - | head`: the reader left; stop quietly, as Unix tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so flushing at exit cannot fail again
+            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as error:  # a bug: say so in one line, keep the traceback for the report
@@ -142,6 +149,7 @@ def cli() -> None:
 @click.option("--threads", type=int, help="Judge CPU threads (default: number of cores, at most 8).")
 @click.option("--seed", type=int, help="Judge seed (default 0; decoding is greedy either way).")
 @click.option("--gpu-layers", type=int, help="Judge layers to offload to the GPU (-1: all); needs llama-cpp-python built for CUDA or Metal.")
+@click.option("--calibration", "calibration", type=click.Path(dir_okay=False), help="Use this calibration file (written by `localeval calibrate`) instead of the catalog's.")
 @click.option("--judge-url", help="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
 @click.option("--judge-concurrency", type=int, help="Requests kept in flight to a judge server (default 4).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value=LOCAL_RAY, default=None, metavar="[ADDRESS]", help="Score on a Ray cluster (the ray extra): its ADDRESS, or Ray on this machine when none is given.")
@@ -176,7 +184,7 @@ def score_command(
         "timing": not no_timing,
     }
     given = {"metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
-    given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed", "gpu_layers", "judge_url", "judge_concurrency")})
+    given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed", "gpu_layers", "judge_url", "judge_concurrency", "calibration")})
     given["ray"] = flags["ray_address"]
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
@@ -262,6 +270,50 @@ def metrics_command(as_json: bool) -> None:
         click.echo(f"  requires: {', '.join(row['required_fields'])}")
         for key, opt in row["options"].items():
             click.echo(f"  --option {row['name']}.{key}=...  {opt['description']} (default: {opt['default']})")
+
+
+@cli.command("calibrate")
+@click.argument("labels_path", metavar="LABELS", type=click.Path(allow_dash=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The calibration file to write (JSON), for score --calibration.")
+@click.option("--model", help="Judge: a GGUF path or catalog name (default: $LOCALEVAL_MODEL, else the catalog default).")
+@click.option("--n-ctx", type=click.IntRange(512, 1 << 20), help="Judge context window in tokens (default 4096).")
+@click.option("--threads", type=click.IntRange(1, 512), help="Judge CPU threads (default: number of cores, at most 8).")
+@click.option("--judge-url", help="Use the judge on this OpenAI-compatible server; --model names the served model.")
+def calibrate_command(labels_path: str, output: str, model: str | None, n_ctx: int | None, threads: int | None, judge_url: str | None) -> None:
+    """Fit the judge metrics' combination to your own labelled statements or questions (LABELS, JSON Lines).
+
+    Prints cross-validated figures of the new fit against the judge's shipped
+    calibration on the same rows, and writes the calibration file that
+    `localeval score --calibration FILE` uses. The label format is in the README."""
+    from localeval import calibrating
+    from localeval.metrics import recall, relevance
+
+    refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
+    judge = load_judge(model, n_ctx=n_ctx, n_threads=threads, judge_url=judge_url)
+    try:
+        bar = Progress(count_lines(labels_path), enabled=sys.stderr.isatty())
+        try:
+            rows = calibrating.collect(labels_path, judge, on_row=lambda _: bar.advance())
+        finally:
+            bar.close()
+        description = judge.describe()
+        tables, figures = {}, {}
+        if rows.labels:
+            tables["attribution"], figures["attribution"] = calibrating.fit_attribution(rows, recall.calibration_for(judge.calibration))
+        if rows.questions:
+            tables["relevance"], figures["relevance"] = calibrating.fit_relevance(rows, relevance.calibration_for(judge.calibration))
+    finally:
+        judge.close()
+    for problem in rows.errors:
+        click.echo(f"localeval: {plain(problem)} (left out of the fit)", err=True)
+    if not tables:
+        raise ConfigError(f"{labels_path} has no labelled rows")
+    for task, numbers in figures.items():
+        cells = "; ".join(f"{name} {', '.join(f'{k} {v:.3f}' for k, v in numbers[name].items())}" for name in ("fitted", "shipped"))
+        click.echo(f"{task} ({numbers['rows']} rows, cross-validated by row): {cells}")
+    with atomic_text(output, "-o") as out:
+        out.write(dumps_json(calibrating.calibration_document(tables, figures, description), indent=2) + "\n")
+    click.echo(output)
 
 
 @cli.command("serve")

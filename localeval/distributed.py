@@ -22,7 +22,7 @@ from typing import Any
 
 from localeval.errors import ConfigError
 from localeval.io import input_name, numbered_lines, to_record
-from localeval.metrics import Metric, create_metric
+from localeval.metrics import Metric
 from localeval.results import ResultRow
 from localeval.runner import STRING_BATCH, score
 from localeval.settings import RunSettings
@@ -40,22 +40,23 @@ def _ray() -> Any:
     return ray
 
 
-def _metric_specs(metrics: Sequence[Metric[Any]]) -> list[tuple[str, dict[str, Any]]]:
-    """Metrics as (name, options): what a worker needs to build the same metrics."""
-    return [(m.name, m.describe_params()) for m in metrics]
+def _judge_settings(settings: RunSettings, metrics: Sequence[Metric[Any]], threads: int) -> dict[str, Any]:
+    """What each actor loads its judge with; a calibration file is read here, once, and its tables travel."""
+    from localeval.pipeline import user_calibration
 
-
-def _judge_settings(settings: RunSettings, threads: int) -> dict[str, Any]:
-    return {"model": settings.model, "n_ctx": settings.n_ctx, "n_threads": threads, "seed": settings.seed, "gpu_layers": settings.gpu_layers}
+    calibration = user_calibration(settings, metrics)
+    return {"model": settings.model, "n_ctx": settings.n_ctx, "n_threads": threads, "seed": settings.seed, "gpu_layers": settings.gpu_layers, "calibration": calibration}
 
 
 class _Worker:
     """Scores batches of numbered lines: one per actor (the judge loaded once) or per task."""
 
-    def __init__(self, specs: list[tuple[str, dict[str, Any]]], judge_settings: dict[str, Any] | None, name: str, field_map: dict[str, str]) -> None:
+    def __init__(self, metrics: list[Metric[Any]], judge_settings: dict[str, Any] | None, name: str, field_map: dict[str, str]) -> None:
         from localeval.judge import load_judge
 
-        self.metrics = [create_metric(metric, options) for metric, options in specs]
+        # The metrics themselves travel (pickled), options and all: rebuilding them from their
+        # description would lose what it leaves out (a rubric's text).
+        self.metrics = metrics
         self.judge = load_judge(**judge_settings) if judge_settings is not None else None
         self.name = name
         self.field_map = field_map
@@ -88,15 +89,17 @@ class RayScorer:
         if settings.input == "-":
             raise ConfigError("--ray reads the input with Ray Data: give a file, not standard input")
         if not self.ray.is_initialized():
-            self.ray.init(address=address or None, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            # Ray on this machine listens on loopback only; a cluster's address is the user's choice.
+            local = {} if address else {"_node_ip_address": "127.0.0.1"}
+            self.ray.init(address=address or None, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
         self.settings = settings
-        self.specs = _metric_specs(metrics)
+        self.metrics = list(metrics)
         self.needs_judge = any(m.needs_judge for m in metrics)
         threads = settings.threads or ACTOR_THREADS
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         self.size = max(1, cpus // threads) if self.needs_judge else max(1, cpus)
-        judge_settings = _judge_settings(settings, threads) if self.needs_judge else None
-        arguments = (self.specs, judge_settings, input_name(settings.input), dict(settings.map))
+        judge_settings = _judge_settings(settings, metrics, threads) if self.needs_judge else None
+        arguments = (self.metrics, judge_settings, input_name(settings.input), dict(settings.map))
         if self.needs_judge:
             self.actor_class = self.ray.remote(num_cpus=threads, max_restarts=0)(_Worker)
             self._arguments = arguments
@@ -162,6 +165,6 @@ class RayScorer:
         self.close()
 
 
-def _score_task(specs: list[tuple[str, dict[str, Any]]], judge_settings: Mapping[str, Any] | None, name: str, field_map: dict[str, str], batch: list[tuple[int, bytes | None]]) -> list[ResultRow]:
+def _score_task(metrics: list[Metric[Any]], judge_settings: Mapping[str, Any] | None, name: str, field_map: dict[str, str], batch: list[tuple[int, bytes | None]]) -> list[ResultRow]:
     """A Ray task for metrics that need no judge: build them and score one batch."""
-    return _Worker(specs, None, name, field_map).score(batch)
+    return _Worker(metrics, None, name, field_map).score(batch)

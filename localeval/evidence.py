@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 
 from rapidfuzz import fuzz
 
@@ -62,6 +63,38 @@ def _surface_words(text: str, language: str) -> dict[str, str]:
 def content_words(text: str, language: str = "en") -> tuple[str, ...]:
     """Lower-cased words of `text` without function words, lightly stemmed (English), in order, unique."""
     return tuple(_surface_words(text, language))
+
+
+WORD_FREQUENCIES = "data/word_frequency_en.txt"  # package data: tools/word_frequency_table.py
+COMMON_ZIPF = 7.0  # about "one", "would": a word this frequent says nothing about the topic
+UNLISTED_ZIPF = 2.5  # below the list's rarest word (2.7): a name, a number, a technical term
+MIN_RARITY = 0.5  # a frequent content word ("year", "made") still counts a little
+
+
+@lru_cache(maxsize=1)
+def _zipf_frequencies() -> Mapping[str, float]:
+    text = resources.files("localeval").joinpath(WORD_FREQUENCIES).read_text(encoding="utf-8")
+    table = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            word, _, zipf = line.partition("\t")
+            table[word] = float(zipf)
+    return table
+
+
+def rarity(word: str, language: str = "en") -> float:
+    """How much a lower-cased word tells about what a text is about: COMMON_ZIPF minus its
+    Zipf frequency in English (at least MIN_RARITY; a word not in the list counts as rare).
+    A property of the language, not of the retrieved contexts, so a question's words weigh
+    the same whether one context or ten were retrieved. Other languages weigh words equally."""
+    if language != "en":
+        return 1.0
+    return max(MIN_RARITY, COMMON_ZIPF - _zipf_frequencies().get(word, UNLISTED_ZIPF))
+
+
+def weighted_words(text: str, language: str = "en") -> dict[str, float]:
+    """Content word (stemmed, as `content_words`) -> the rarity of the word it came from."""
+    return {stem: rarity(surface, language) for stem, surface in _surface_words(text, language).items()}
 
 
 def numbers(text: str) -> frozenset[str]:

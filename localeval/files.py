@@ -107,13 +107,24 @@ def locked_for_writing(path: str, what: str = "results to") -> Iterator[IO[bytes
 
 @contextmanager
 def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
-    """A text file that appears at `path` only once complete (written beside it, then renamed)."""
-    target = Path(path)
+    """A text file that appears at `path` only once complete (written beside it, then renamed),
+    without ever replacing what stands at `path`: a symlink keeps pointing where it did (its
+    target is what gets written, atomically), and a FIFO, a device such as /dev/stdout, or
+    anything else that is not a regular file is written through as a stream."""
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file():
+        try:
+            with open(target, "w", encoding="utf-8") as stream:
+                yield stream
+        except OSError as error:
+            raise _cannot(what, path, error) from None
+        return
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
         raise _cannot(what, path, error) from None
     try:
+        os.chmod(temporary, _new_file_mode())
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             yield handle
         os.replace(temporary, target)
@@ -122,3 +133,10 @@ def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _new_file_mode() -> int:
+    """The mode open() would give a new file under the user's umask (mkstemp makes 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

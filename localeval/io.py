@@ -22,7 +22,7 @@ from localeval.errors import InputError
 from localeval.samples import Sample, parse_sample, parse_sample_json
 
 STDIN = "-"
-MAX_LINE_BYTES = 32 << 20  # 32 MiB: far above any real sample, far below running out of memory
+MAX_LINE_BYTES = 64 << 20  # one limit for every line localeval reads (inputs, results, labels): far above any real one, far below running out of memory
 UTF8_BOM = b"\xef\xbb\xbf"  # what Windows editors put at the start of a UTF-8 file
 _READ_CHUNK = 1 << 20
 
@@ -36,14 +36,15 @@ class Record:
     error: InputError | None = None
 
 
-def _open_binary(path: str) -> BinaryIO:
+def open_binary(path: str) -> BinaryIO:
     if path == STDIN:
         return sys.stdin.buffer
     return open(path, "rb")
 
 
-def _lines(stream: BinaryIO) -> Iterator[bytes | None]:
-    """The stream's lines; None for a line longer than MAX_LINE_BYTES (its bytes are skipped)."""
+def bounded_lines(stream: BinaryIO) -> Iterator[bytes | None]:
+    """The stream's lines; None for a line longer than MAX_LINE_BYTES (its bytes are skipped,
+    never held): the one reader of lines, so no file can make localeval hold a line in memory."""
     while True:
         raw = stream.readline(MAX_LINE_BYTES + 1)
         if not raw:
@@ -60,7 +61,7 @@ def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
     """The non-blank lines of a JSON Lines stream with their 1-based numbers (a UTF-8 byte
     order mark on line 1 is dropped); None for a line longer than MAX_LINE_BYTES.
     The one place lines are numbered: the local reader and Ray workers both use it."""
-    for number, raw in enumerate(_lines(stream), start=1):
+    for number, raw in enumerate(bounded_lines(stream), start=1):
         if raw is not None:
             if number == 1 and raw.startswith(UTF8_BOM):
                 raw = raw[len(UTF8_BOM) :]
@@ -90,7 +91,7 @@ def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str
     `field_map` renames keys to ragas names (`--map`), before legacy names are read.
     """
     name = input_name(path)
-    stream = _open_binary(path)
+    stream = open_binary(path)
     try:
         for number, raw in numbered_lines(stream):
             record = to_record(number, raw, name, field_map)

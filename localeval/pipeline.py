@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from localeval.calibration import CalibrationFile, read_calibration_file
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
 from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
-from localeval.io import read_records
+from localeval.io import MAX_LINE_BYTES, read_records
 from localeval.judge import Judge, load_judge
 from localeval.metrics import REGISTRY, Metric, create_metric
 from localeval.provenance import describe_run, resume_differences
@@ -117,7 +118,9 @@ def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], sum
     handle.seek(0)
     header_seen = False
     good_end = 0
-    for number, raw in enumerate(iter(handle.readline, b""), start=1):
+    for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise ConfigError(f"cannot resume {path}: line {number} is longer than {MAX_LINE_BYTES >> 20} MiB, so it is not a localeval result")
         if not raw.endswith(b"\n"):
             break  # a write cut off by a kill: scored again
         good_end = handle.tell()
@@ -208,6 +211,16 @@ def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -
             out.write(dumps_json(report, indent=2) + "\n")
 
 
+def user_calibration(settings: RunSettings, metrics: Sequence[Metric[Any]]) -> CalibrationFile | None:
+    """The calibration file --calibration names, read and checked against the metrics' features."""
+    if settings.calibration is None:
+        return None
+    calibration = read_calibration_file(settings.calibration)
+    for metric in metrics:
+        metric.check_calibration(calibration.tables)
+    return calibration
+
+
 class _LocalSource:
     """Rows scored in this process: the input read line by line, the judge loaded here."""
 
@@ -216,6 +229,8 @@ class _LocalSource:
         self.metrics = metrics
         self.owned = judge is None and any(m.needs_judge for m in metrics)
         self.judge = judge
+        if judge is not None and settings.calibration is not None:
+            raise ConfigError("a loaded judge brings its own calibration: pass the calibration file to load_judge(calibration=...)")
         if self.owned:
             self.judge = load_judge(
                 settings.model,
@@ -225,6 +240,7 @@ class _LocalSource:
                 gpu_layers=settings.gpu_layers,
                 judge_url=settings.judge_url,
                 concurrency=settings.judge_concurrency,
+                calibration=user_calibration(settings, metrics),
             )
 
     def describe_judge(self) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from typing import TextIO
 
 DELAY = 1.0  # seconds before the first draw: a run that ends sooner stays silent
 REFRESH = 0.2  # seconds between redraws
+BLOCK = 1 << 20  # bytes read at a time when counting lines
 
 
 class Progress:
@@ -63,13 +64,20 @@ def _duration(seconds: float) -> str:
 
 
 def count_lines(path: str) -> int | None:
-    """Non-blank lines of a file, for the total; None for standard input, a pipe or a device
-    (reading those ahead would consume them)."""
+    """Non-blank lines of a file, for the total, read in fixed-size blocks (a file without a
+    newline costs one block of memory, not its size); None for standard input, a pipe or a
+    device (reading those ahead would consume them)."""
     if path == "-" or not os.path.isfile(path):
         return None
     count = 0
+    blank = True  # the line read so far holds nothing but whitespace
     with open(path, "rb") as handle:
-        for raw in handle:
-            if raw.strip():
-                count += 1
-    return count
+        while block := handle.read(BLOCK):
+            parts = block.split(b"\n")
+            for index, part in enumerate(parts):
+                if part.strip():
+                    blank = False
+                if index < len(parts) - 1:  # a newline ends this line
+                    count += not blank
+                    blank = True
+    return count + (not blank)

@@ -21,11 +21,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
 
 from localeval.errors import InputError
+from localeval.io import MAX_LINE_BYTES, bounded_lines
 
 INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
 FORMAT = "localeval-results"
 FORMAT_VERSION = 1
-MAX_LINE_BYTES = 64 << 20  # a results line longer than this is not one of ours
 
 Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Seconds = Annotated[float, Strict(), Field(allow_inf_nan=False)]
@@ -157,7 +157,7 @@ def _first_problem(error: ValidationError) -> tuple[str | None, str]:
 
 def parse_line(text: str | bytes, path: str, number: int) -> ResultRow | RunHeader:
     """One results line as a row or the header, or an InputError that names the line and field."""
-    if len(text) > MAX_LINE_BYTES:
+    if len(text) > MAX_LINE_BYTES:  # a line from somewhere else than bounded_lines
         raise InputError(path, number, None, f"longer than {MAX_LINE_BYTES >> 20} MiB: not a localeval result")
     try:
         data = json.loads(text)
@@ -166,6 +166,8 @@ def parse_line(text: str | bytes, path: str, number: int) -> ResultRow | RunHead
         raise InputError(path, number, None, f"not a localeval result: invalid JSON ({reason})") from None
     if not isinstance(data, dict):
         raise InputError(path, number, None, f"not a localeval result: a JSON {type(data).__name__}, not an object")
+    if data.get("format") == FORMAT and data.get("version") != FORMAT_VERSION:
+        raise InputError(path, number, "version", f"a localeval results file of version {str(data.get('version'))[:20]}; this localeval reads version {FORMAT_VERSION}")
     try:
         return RunHeader.model_validate(data) if data.get("format") == FORMAT else ROW.validate_python(data)
     except ValidationError as exc:
@@ -183,10 +185,12 @@ def read_results(path: Path, *, on_error: Any = None) -> Iterator[tuple[int, Res
     """
     name = str(path)
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.isspace():
+        for number, raw in enumerate(bounded_lines(handle), start=1):
+            if raw is not None and raw.isspace():
                 continue
             try:
+                if raw is None:
+                    raise InputError(name, number, None, f"longer than {MAX_LINE_BYTES >> 20} MiB: not a localeval result")
                 yield number, parse_line(raw, name, number)
             except InputError as error:
                 if on_error is None:

@@ -8,11 +8,11 @@ judge takes at once (one in process, several on a server), so results appear
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.io import Record
@@ -22,6 +22,9 @@ from localeval.results import INPUT_ERROR_KEY, ResultRow
 from localeval.samples import Sample, parse_sample
 
 PROMPT_EVALUATED = "prompt_evaluated"
+WAIT_SECONDS = 0.1  # how often the main thread looks up from waiting for judge calls
+T = TypeVar("T")
+R = TypeVar("R")
 STRING_BATCH = 512  # samples per vectorised batch: large enough to amortise, small enough to stream
 
 SampleLike = Sample | Mapping[str, Any] | Record
@@ -71,6 +74,9 @@ def score(
     if judge is None and any(m.needs_judge for m in selected):
         names = ", ".join(m.name for m in selected if m.needs_judge)
         raise ConfigError(f"{names} need a judge model; pass judge= (or --model on the command line)")
+    if judge is not None:
+        for metric in selected:  # a calibration that does not fit stops here, before any sample
+            metric.check_calibration(judge.calibration)
     batch_size = concurrency(judge) if any(m.needs_judge for m in selected) else STRING_BATCH
     records = (r for r in _as_records(samples) if r.line not in skip_lines)
     while True:
@@ -135,8 +141,39 @@ def _judge_each(metric: Metric[Any], samples: list[Sample], judge: Judge | None)
     workers = concurrency(judge)
     if workers == 1 or len(samples) == 1:
         return [one(sample) for sample in samples]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, samples))
+    return _in_daemon_threads(one, samples, workers)
+
+
+def _in_daemon_threads(work: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """`work` over `items` on up to `workers` daemon threads, results in order. Daemon threads,
+    not a thread pool: on Ctrl-C the main thread stops waiting at once and the process can
+    exit with requests still in flight (a pool's threads are joined at exit, so a server
+    that hangs would keep the process alive)."""
+    results: list[R | None] = [None] * len(items)
+    failures: list[BaseException] = []
+    pending = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def run() -> None:
+        while not failures:
+            with lock:
+                index = next(pending, None)
+            if index is None:
+                return
+            try:
+                results[index] = work(items[index])
+            except BaseException as error:  # handed to the main thread, which raises it
+                failures.append(error)
+
+    threads = [threading.Thread(target=run, daemon=True) for _ in range(min(workers, len(items)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(WAIT_SECONDS)  # short waits: Ctrl-C reaches the main thread between them
+    if failures:
+        raise failures[0]
+    return cast(list[R], results)
 
 
 def concurrency(judge: Judge | None) -> int:

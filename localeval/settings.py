@@ -55,6 +55,7 @@ class FileSettings(BaseModel):
     seed: int | None = Field(None, ge=0, description="judge seed")
     gpu_layers: int | None = Field(None, ge=-1, description="judge layers to offload to the GPU (-1: all; needs a GPU build of llama-cpp-python)")
     judge_url: str | None = Field(None, description="an OpenAI-compatible server's base URL; --model then names the served model")
+    calibration: str | None = Field(None, description="a calibration file written by `localeval calibrate`, used instead of the catalog's")
     judge_concurrency: int | None = Field(None, ge=1, le=256, description="requests kept in flight to a judge server (default 4)")
 
 

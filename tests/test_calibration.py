@@ -1,4 +1,4 @@
-"""The statistics behind the catalog's calibrations (benchmarks/calibrate.py), and the model
+"""The statistics behind the catalog's calibrations (localeval.fitting), and the model
 that applies them (localeval.calibration).
 
 The shipped calibrations are fitted by these functions and the README's figures come
@@ -8,21 +8,13 @@ whose answer is known by hand.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
+from localeval import fitting as calibrate
 from localeval.calibration import LogisticModel
 from localeval.errors import ConfigError
-
-_SPEC = importlib.util.spec_from_file_location("calibrate", Path(__file__).resolve().parents[1] / "benchmarks" / "calibrate.py")
-assert _SPEC and _SPEC.loader
-calibrate = importlib.util.module_from_spec(_SPEC)
-sys.modules["calibrate"] = calibrate  # dataclasses look their module up while being defined
-_SPEC.loader.exec_module(calibrate)
 
 
 def test_auc_counts_ranked_pairs_and_ties_as_half():
@@ -90,10 +82,17 @@ def test_selection_f1():
 
 
 def test_the_logistic_model_applies_and_validates_a_catalog_table():
-    model = LogisticModel.from_table({"intercept": -1.0, "weights": {"judge": 2.0}}, "here")
+    model = LogisticModel.from_table({"intercept": -1.0, "weights": {"judge": 2.0}}, "here", ["judge"])
     assert model.probability({"judge": 0.5, "unused": 9.0}) == pytest.approx(0.5)
     assert model.probability({"judge": 1e9}) < 1.0  # bounded, never overflows
     with pytest.raises(ConfigError, match="here"):
-        LogisticModel.from_table({"weights": {"judge": 1.0}}, "here")
+        LogisticModel.from_table({"weights": {"judge": 1.0}}, "here", ["judge"])
     with pytest.raises(ConfigError, match="finite"):
-        LogisticModel.from_table({"intercept": float("nan"), "weights": {}}, "here")
+        LogisticModel.from_table({"intercept": float("nan"), "weights": {"judge": 1.0}}, "here", ["judge"])
+
+
+def test_a_calibration_must_weigh_exactly_the_metrics_features():
+    with pytest.raises(ConfigError, match="no such feature bogus"):
+        LogisticModel.from_table({"intercept": 0.0, "weights": {"judge": 1.0, "bogus": 1.0}}, "here", ["judge"])
+    with pytest.raises(ConfigError, match="no weight for coverage"):
+        LogisticModel.from_table({"intercept": 0.0, "weights": {"judge": 1.0}}, "here", ["judge", "coverage"])

@@ -88,7 +88,7 @@ def test_a_context_longer_than_the_window_goes_through_windows(small_model_path)
 
 
 def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
-    giant = Sample(user_input="q?", retrieved_contexts=["word " * 5000], reference="r.")
+    giant = Sample(user_input="q?", retrieved_contexts=["zq9x7 " * 5000], reference="r.")  # a 6,000-character window of it is still over 2,048 tokens
     run = evaluate([giant, SAMPLES[1]], ["context_relevance"], judge=small_judge)
     assert "raise --n-ctx" in run.results[0]["errors"]["context_relevance"]
     assert run.results[1]["errors"] == {}

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from localeval import evaluate
-from localeval.metrics import create_metric
+from localeval.metrics import create_metric, recall, relevance
 from localeval.metrics.recall import DEFAULT_CALIBRATION
 from localeval.samples import Sample
 from localeval.testing import ScriptedJudge
@@ -21,7 +21,12 @@ SAMPLE = Sample(
     retrieved_contexts=["Acme was founded by Ada Smith. It was founded in 1901.", "Acme sells anvils. Its logo is red."],
     reference="Ada Smith founded Acme. This happened in 1901. Acme is based in Ohio.",
 )
-CERTAIN = {"attribution": {"intercept": 0.0, "weights": {"judge": 1.0}}, "relevance": {"intercept": 0.0, "weights": {"judge_passage": 1.0}}}
+def _only(features, name):
+    """A calibration that follows one feature (the judge's verdict) and weighs the others 0."""
+    return {"intercept": 0.0, "weights": {f: 1.0 if f == name else 0.0 for f in features}}
+
+
+CERTAIN = {"attribution": _only(recall.FEATURES, "judge"), "relevance": _only(relevance.FEATURES, "judge_passage")}
 
 
 def claim_of(messages):

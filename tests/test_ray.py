@@ -39,7 +39,7 @@ def samples(n: int) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False, _node_ip_address="127.0.0.1")
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 
@@ -62,7 +62,17 @@ def test_non_judge_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_pa
 def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jsonl, tmp_path, small_model_path):
     data = write_jsonl(samples(6))
     local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
-    common = {"input": str(data), "metrics": ["context_relevance", "context_recall", "id_context_recall"], "timing": False, "model": str(small_model_path), "n_ctx": 2048, "threads": THREADS}
+    rubric = tmp_path / "rubric.txt"
+    rubric.write_text("Text: {document}\n\nClaim: {statement}\n\nDoes the text support the claim? Answer Yes or No.")
+    common = {
+        "input": str(data),
+        "metrics": ["context_relevance", "context_recall", "id_context_recall"],
+        "options": {"context_recall": {"rubric": str(rubric)}},  # an option the workers must receive whole
+        "timing": False,
+        "model": str(small_model_path),
+        "n_ctx": 2048,
+        "threads": THREADS,
+    }
     score_file(RunSettings(**common, output=str(local)))
     score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
     assert rows_of(local) == rows_of(distributed)

@@ -71,13 +71,16 @@ def load_judge(
     gpu_layers: int | None = None,
     judge_url: str | None = None,
     concurrency: int | None = None,
+    calibration: Any = None,
 ) -> Judge:
     """A judge: `model` is a GGUF path or catalog name (else $LOCALEVAL_MODEL, else the
     default), or with `judge_url` the name of a model an OpenAI-compatible server serves.
+    `calibration` (a localeval.calibration.CalibrationFile, from `localeval calibrate`)
+    replaces the catalog's calibrations for the tasks it has.
 
     Imports the backend only now, so nothing pays for llama.cpp until a judge is needed.
     """
     from localeval.judge.backends import open_backend
 
-    judge: Judge = open_backend(model, n_ctx=n_ctx, n_threads=n_threads, seed=seed, gpu_layers=gpu_layers, judge_url=judge_url, concurrency=concurrency)
+    judge: Judge = open_backend(model, n_ctx=n_ctx, n_threads=n_threads, seed=seed, gpu_layers=gpu_layers, judge_url=judge_url, concurrency=concurrency, calibration=calibration)
     return judge

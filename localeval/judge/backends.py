@@ -10,7 +10,8 @@ one line in BACKENDS; modules are imported only when their backend is used.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,21 @@ class JudgeOptions:
     seed: int | None = None
     gpu_layers: int | None = None
     concurrency: int | None = None  # openai: requests in flight
+    # A user's calibration (localeval.calibration.CalibrationFile): its tables replace the
+    # catalog's for the tasks it has; its path and SHA-256 go into the judge's description.
+    calibration: Any = None
+
+
+def calibration_tables(catalog: Mapping[str, Mapping[str, Any]], options: JudgeOptions) -> dict[str, Mapping[str, Any]]:
+    """The calibrations a judge applies: the catalog's, each replaced by the user's file's when it has one."""
+    tables = dict(catalog)
+    if options.calibration is not None:
+        tables.update(options.calibration.tables)
+    return tables
+
+
+def calibration_source(options: JudgeOptions) -> dict[str, str] | None:
+    return options.calibration.source() if options.calibration is not None else None
 
 
 def parse_spec(model: str | None, judge_url: str | None) -> tuple[str, str | None]:
@@ -47,6 +63,12 @@ def parse_spec(model: str | None, judge_url: str | None) -> tuple[str, str | Non
 
 
 def open_backend(model: str | None, *, judge_url: str | None = None, **settings: Any) -> Any:
+    """The judge `model` and `judge_url` name; without either, $LOCALEVAL_MODEL is read here, as
+    a spec like --model's (`openai:URL` works in both), before the backend is chosen."""
+    from localeval.models import MODEL_ENV
+
+    if model is None and judge_url is None:
+        model = os.environ.get(MODEL_ENV) or None
     scheme, target = parse_spec(model, judge_url)
     options = JudgeOptions(model=model if scheme == "openai" and judge_url else None, **settings)
     opener: Callable[[str | None, JudgeOptions], Any] = importlib.import_module(BACKENDS[scheme]).open_judge

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from localeval.errors import JudgeError
 from localeval.files import file_sha256
 from localeval.judge import Message, T, Usage
-from localeval.judge.backends import JudgeOptions
+from localeval.judge.backends import JudgeOptions, calibration_source, calibration_tables
 from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter
 
 DEFAULT_CONTEXT = 4096  # tokens: a HotpotQA sample (~1,400 tokens) and most RAG prompts fit
@@ -61,6 +61,7 @@ class LlamaJudge:
         gpu_layers: int = 0,
         catalog_name: str | None = None,
         calibration: Mapping[str, Mapping[str, Any]] | None = None,
+        calibration_file: dict[str, str] | None = None,
     ) -> None:
         from localeval.models import check_gguf
 
@@ -71,6 +72,7 @@ class LlamaJudge:
         self.gpu_layers = gpu_layers
         self.n_threads = n_threads or default_threads()
         self._calibration = dict(calibration or {})
+        self._calibration_file = calibration_file
         self._runtime = LlamaRuntime(model_path, n_ctx=n_ctx, n_threads=self.n_threads, seed=seed, gpu_layers=gpu_layers)
         self._grammars: dict[str, Any] = {}
         self._sha256: str | None = None
@@ -175,6 +177,8 @@ class LlamaJudge:
         tokens, fixed_cuts = self._tokens(messages, prefix)
         evaluated = self._load(tokens, fixed_cuts)
         logits = self._runtime.last_logits()[option_ids]
+        if not np.all(np.isfinite(logits)):
+            raise JudgeError(f"the model's logits for {list(options)} are not finite ({logits.tolist()}); its verdict cannot be read")
         weights = np.exp(logits - logits.max())
         usage = Usage(prompt_tokens=len(tokens), prompt_evaluated=evaluated, completion_tokens=0, seconds=time.perf_counter() - started)
         return [float(w) for w in weights / weights.sum()], usage
@@ -194,6 +198,7 @@ class LlamaJudge:
             "seed": self.seed,
             "temperature": 0.0,
             "calibration": {k: dict(v) for k, v in self._calibration.items()},
+            "calibration_file": self._calibration_file,
             "llama_cpp_python": self._runtime.version,
         }
 
@@ -229,5 +234,6 @@ def open_judge(target: str | None, options: JudgeOptions) -> LlamaJudge:
         seed=DEFAULT_SEED if options.seed is None else options.seed,
         gpu_layers=options.gpu_layers or 0,
         catalog_name=catalog_name,
-        calibration=CATALOG[catalog_name].calibration if catalog_name else {},
+        calibration=calibration_tables(CATALOG[catalog_name].calibration if catalog_name else {}, options),
+        calibration_file=calibration_source(options),
     )

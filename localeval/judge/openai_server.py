@@ -22,6 +22,7 @@ Works with llama-cpp-python's server (`python -m llama_cpp.server`), llama.cpp's
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import time
@@ -33,7 +34,7 @@ from urllib.parse import urlsplit
 
 from localeval.errors import ConfigError, JudgeError, ModelError
 from localeval.judge import Message, T, Usage
-from localeval.judge.backends import JudgeOptions
+from localeval.judge.backends import JudgeOptions, calibration_source, calibration_tables
 from localeval.judge.llama import DEFAULT_CONTEXT, parse_answer
 
 TIMEOUT_SECONDS = 300.0  # one request; a CPU server on a long prompt is slow
@@ -44,9 +45,29 @@ DEFAULT_CONCURRENCY = 4
 ESTIMATED_CHARS_PER_TOKEN = 3  # when the server cannot tokenize: errs towards more tokens
 
 
+MAX_RESPONSE_BYTES = 8 << 20  # a verdict or a claims list is a few kilobytes
+
+
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        raise urllib.error.HTTPError(args[1].get_full_url() if len(args) > 1 else "", 310, "redirects are refused: localeval talks only to the URL it was given", {}, None)  # type: ignore[arg-type]
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        raise urllib.error.HTTPError(req.full_url, code, f"a redirect to {newurl[:200]}, refused: localeval talks only to the URL it was given", headers, None)
+
+
+def _read_within(response: Any, deadline: float, limit: int = MAX_RESPONSE_BYTES) -> bytes:
+    """The whole body, or TimeoutError once the request's deadline passes (a server trickling a
+    byte at a time never trips a per-read timeout), or ModelError past `limit` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer did not arrive within the request's time limit")
+        block = response.read1(1 << 16)
+        if not block:
+            return b"".join(parts)
+        size += len(block)
+        if size > limit:
+            raise ModelError(f"the judge server's answer is larger than {limit >> 20} MiB; not a judge's answer")
+        parts.append(block)
 
 
 class ServerJudge:
@@ -62,6 +83,7 @@ class ServerJudge:
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = TIMEOUT_SECONDS,
         calibration: Mapping[str, Mapping[str, Any]] | None = None,
+        calibration_file: dict[str, str] | None = None,
     ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -72,6 +94,7 @@ class ServerJudge:
         self.timeout = timeout
         self._context_size = context_size
         self._calibration = dict(calibration or {})
+        self._calibration_file = calibration_file
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
         self.model = self._served_model(model)
         self._tokenizer = self._find_tokenizer()
@@ -80,20 +103,28 @@ class ServerJudge:
     # -- transport ---------------------------------------------------------
 
     def _request(self, url: str, payload: dict[str, Any] | None, retries: int = RETRIES) -> Any:
+        """One request with a deadline for the whole answer, retried on connection errors,
+        timeouts and 5xx answers; a 4xx or 3xx answer raises _ClientError at once."""
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="GET" if data is None else "POST")
         last = ""
         for attempt in range(retries + 1):
+            deadline = time.monotonic() + self.timeout
             try:
                 with self._opener.open(request, timeout=self.timeout) as response:
-                    return json.loads(response.read())
+                    body = _read_within(response, deadline)
             except urllib.error.HTTPError as error:
-                body = error.read().decode("utf-8", "replace")[:300] if error.fp else ""
+                detail = error.read().decode("utf-8", "replace")[:300] if error.fp else ""
                 if error.code < 500 or retries == 0:
-                    raise _ClientError(error.code, body or str(error.reason)) from None
-                last = f"HTTP {error.code}: {body}"
-            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as error:
-                last = str(getattr(error, "reason", error))
+                    raise _ClientError(error.code, detail or str(error.reason)) from None
+                last = f"HTTP {error.code}: {detail}"
+            except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as error:
+                last = str(getattr(error, "reason", error)) or type(error).__name__
+            else:
+                try:
+                    return json.loads(body)
+                except (ValueError, RecursionError):
+                    raise ModelError(f"the judge server at {self.base_url} answered {url} with something that is not JSON ({body[:80]!r})") from None
             if attempt < retries:
                 time.sleep(BACKOFF_SECONDS * 2**attempt)
         raise ModelError(f"the judge server at {self.base_url} did not answer ({last}) after {retries + 1} tries; is it running?")
@@ -101,7 +132,13 @@ class ServerJudge:
     def _served_model(self, model: str | None) -> str:
         """The model to ask for: --model if the server serves it, else the only one it serves.
         Asking at load also tells a user at once when the server is not there."""
-        listed = self._request(f"{self.base_url}/models", None).get("data") or []
+        try:
+            answer = self._request(f"{self.base_url}/models", None)
+        except _ClientError as error:
+            raise ModelError(f"the judge server at {self.base_url} refused to list its models ({error})") from None
+        listed = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(listed, list):
+            raise ModelError(f"the judge server at {self.base_url} answered {self.base_url}/models without a list of models under 'data'; is it an OpenAI-compatible server?")
         names = [str(item.get("id")) for item in listed if isinstance(item, dict)]
         if model is not None:
             if names and model not in names:
@@ -116,10 +153,11 @@ class ServerJudge:
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
         for url, key in ((f"{root}/extras/tokenize", "input"), (f"{root}/tokenize", "content"), (f"{root}/tokenize", "prompt")):
             try:
-                if isinstance(self._request(url, {key: "probe", "model": self.model}).get("tokens"), list):
-                    return url, key
-            except (_ClientError, ModelError, AttributeError):
+                answer = self._request(url, {key: "probe", "model": self.model}, retries=0)
+            except (_ClientError, ModelError):
                 continue
+            if isinstance(answer, dict) and isinstance(answer.get("tokens"), list):
+                return url, key
         return None
 
     # -- the Judge protocol -------------------------------------------------
@@ -136,15 +174,26 @@ class ServerJudge:
         if self._tokenizer is None:
             return max(1, math.ceil(len(text) / ESTIMATED_CHARS_PER_TOKEN))
         url, key = self._tokenizer
-        return len(self._request(url, {key: text, "model": self.model})["tokens"])
+        try:
+            answer = self._request(url, {key: text, "model": self.model})
+        except _ClientError as error:
+            raise JudgeError(f"the judge server refused to count tokens: {error}") from None
+        if not isinstance(answer, dict) or not isinstance(answer.get("tokens"), list):
+            raise JudgeError(f"the judge server's tokenize answer has no list of tokens ({str(answer)[:80]})")
+        return len(answer["tokens"])
 
     def _chat(self, messages: list[Message], retries: int = RETRIES, **fields: Any) -> tuple[dict[str, Any], Usage]:
         started = time.perf_counter()
         payload = {"model": self.model, "messages": messages, "temperature": 0.0, "seed": self.seed, **fields}
         answer = self._request(f"{self.base_url}/chat/completions", payload, retries)
+        if not isinstance(answer, dict):
+            raise JudgeError(f"the judge server's chat answer is a JSON {type(answer).__name__}, not an object")
         usage = answer.get("usage") or {}
-        prompt = int(usage.get("prompt_tokens", 0))
-        return answer, Usage(prompt_tokens=prompt, prompt_evaluated=prompt, completion_tokens=int(usage.get("completion_tokens", 0)), seconds=time.perf_counter() - started)
+        counts = [usage.get(key, 0) if isinstance(usage, dict) else None for key in ("prompt_tokens", "completion_tokens")]
+        if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 1 << 31 for c in counts):
+            raise JudgeError(f"the judge server's token usage is not a pair of counts ({str(usage)[:80]})")
+        prompt, completion = int(counts[0] or 0), int(counts[1] or 0)
+        return answer, Usage(prompt_tokens=prompt, prompt_evaluated=prompt, completion_tokens=completion, seconds=time.perf_counter() - started)
 
     def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
         """The options' probabilities as the first answer token, from the server's top log-probabilities."""
@@ -153,16 +202,12 @@ class ServerJudge:
         try:
             answer, usage = self._chat(messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
             listed = answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-            logprobs = {str(item["token"]): float(item["logprob"]) for item in listed}
+            logprobs = [(str(item["token"]), float(item["logprob"])) for item in listed]
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise JudgeError(f"the judge server's answer has no token log-probabilities ({exc}); does it support logprobs?") from None
         except _ClientError as error:
             raise JudgeError(f"the judge server refused the request: {error}") from None
-        floor = min(logprobs.values(), default=0.0)
-        values = [logprobs.get(option, floor) for option in options]
-        top = max(values)
-        weights = [math.exp(v - top) for v in values]
-        return [w / sum(weights) for w in weights], usage
+        return option_probabilities(logprobs, options), usage
 
     def _format(self, schema: type[T]) -> dict[str, Any]:
         body = schema.model_json_schema()
@@ -183,10 +228,14 @@ class ServerJudge:
                 answer, usage = self._chat(messages, max_tokens=max_tokens, response_format=self._format(schema))
             except _ClientError as error:
                 raise JudgeError(f"the judge server refused the request: {error}") from None
-        choice = answer["choices"][0]
-        if choice.get("finish_reason") == "length":
+        try:
+            choice = answer["choices"][0]
+            finish, content = choice.get("finish_reason"), choice["message"]["content"]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise JudgeError("the judge server's answer has no choice with a message") from None
+        if finish == "length":
             raise JudgeError(f"the judge's answer reached {max_tokens} tokens without finishing")
-        return parse_answer(str(choice["message"]["content"]), schema), usage
+        return parse_answer(str(content), schema), usage
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -199,6 +248,7 @@ class ServerJudge:
             "concurrency": self.concurrency,
             "tokenizer": self._tokenizer[0] if self._tokenizer else f"estimate: {ESTIMATED_CHARS_PER_TOKEN} characters a token",
             "calibration": {k: dict(v) for k, v in self._calibration.items()},
+            "calibration_file": self._calibration_file,
         }
 
     def close(self) -> None:
@@ -209,6 +259,28 @@ class ServerJudge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def option_probabilities(logprobs: Sequence[tuple[str, float]], options: Sequence[str]) -> list[float]:
+    """Each option's probability from a server's top log-probabilities, normalised over the options.
+
+    A token counts for an option whatever its case and leading space ("Yes", " yes",
+    "YES"). An option the list lacks is given what the list leaves unaccounted for
+    (1 - the listed mass), at most the least likely listed token's probability: a
+    confident "No" with "Yes" absent stays confident. A non-finite log-probability, or
+    a list with none of the options, is an error for the sample, never a silent 50/50.
+    """
+    if not all(math.isfinite(value) or value == -math.inf for _, value in logprobs) or any(value > 0 for _, value in logprobs):
+        raise JudgeError(f"the judge server answered log-probabilities that are not numbers <= 0: {logprobs[:5]}")
+    listed = [(token.strip().lower(), math.exp(value)) for token, value in logprobs]
+    found = [sum(p for token, p in listed if token == option.lower()) for option in options]
+    if not any(found):
+        raise JudgeError(f"none of {list(options)} is among the judge server's top {len(listed)} first tokens; its verdict cannot be read")
+    unaccounted = max(0.0, 1.0 - sum(p for _, p in listed))
+    least = min((p for _, p in listed), default=0.0)
+    values = [p if p > 0 else min(unaccounted, least) for p in found]
+    total = sum(values)
+    return [v / total for v in values]
 
 
 class _ClientError(Exception):
@@ -233,5 +305,6 @@ def open_judge(target: str | None, options: JudgeOptions) -> ServerJudge:
         context_size=options.n_ctx or DEFAULT_CONTEXT,
         seed=options.seed or 0,
         concurrency=options.concurrency or DEFAULT_CONCURRENCY,
-        calibration=CATALOG[name].calibration if name in CATALOG else {},
+        calibration=calibration_tables(CATALOG[name].calibration if name in CATALOG else {}, options),
+        calibration_file=calibration_source(options),
     )

@@ -83,6 +83,10 @@ class Metric(Generic[P]):
         """Score samples that have every required field, in order."""
         raise NotImplementedError
 
+    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        """Raise ConfigError when the judge's calibration tables do not fit this metric (a judge
+        metric's features); checked before the first sample, so a bad table never stops a run midway."""
+
     def describe_params(self) -> dict[str, Any]:
         """The options as they were set, recorded with the results for reproducibility."""
         return self.params.model_dump()

@@ -47,8 +47,12 @@ def rubric_tokens(judge: Judge, rubric: Rubric | None) -> int:
 
 
 def yes_log_odds(judge: Judge, messages: list[Message]) -> tuple[float, Usage]:
-    """log(P(Yes) / P(No)) for the judge's first answer token."""
+    """log(P(Yes) / P(No)) for the judge's first answer token. A probability that is not a
+    number in [0, 1] (a model whose logits are NaN, a server's NaN) is an error for the
+    sample: clamping it would read NaN as certainty."""
     (yes, no), usage = judge.choose(messages, "", (YES, NO))
+    if not (math.isfinite(yes) and math.isfinite(no) and 0.0 <= yes <= 1.0 and 0.0 <= no <= 1.0):
+        raise JudgeError(f"the judge's verdict probabilities are not numbers in [0, 1] (Yes {yes}, No {no}); its answer cannot be read")
     yes = min(max(yes, PROBABILITY_FLOOR), 1 - PROBABILITY_FLOOR)
     return math.log(yes / (1 - yes)), usage
 

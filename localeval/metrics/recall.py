@@ -47,7 +47,11 @@ CALIBRATION_KEY = "attribution"
 # context's closest sentence holds. The weights are round numbers of the fitted
 # models' (models/catalog.toml); a fit for your judge is better
 # (benchmarks/accuracy.py --model PATH --write-catalog, for a catalog entry).
-DEFAULT_CALIBRATION = LogisticModel(intercept=-1.3, weights={"judge": 0.8, "best_coverage": 1.5})
+# The features every statement gets; a calibration must weigh each of them.
+FEATURES = ("judge", "coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing")
+DEFAULT_CALIBRATION = LogisticModel(
+    intercept=-1.3, weights={"judge": 0.8, "coverage": 0.0, "best_coverage": 1.5, "similarity": 0.0, "number_coverage": 0.0, "entity_coverage": 0.0, "missing": 0.0}
+)
 DEFAULT_THRESHOLD = 0.5  # the calibration is fitted with balanced classes: 0.5 is balanced accuracy's threshold
 
 
@@ -89,10 +93,10 @@ class RecallDetails(BaseModel):
     statements: list[StatementVerdict]
 
 
-def calibration_for(judge: Judge) -> LogisticModel:
+def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
     """The judge's fitted combination from the catalog, else the documented default."""
-    table = judge.calibration.get(CALIBRATION_KEY)
-    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'") if table else DEFAULT_CALIBRATION
+    table = tables.get(CALIBRATION_KEY)
+    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
 
 
 def _chunk_coverage(evidence: StatementEvidence, chunk: range) -> float:
@@ -118,6 +122,9 @@ class ContextRecall(Metric[RecallParams]):
     needs_judge = True
     Params = RecallParams
     Details = RecallDetails
+
+    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        calibration_for(tables)
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         assert judge is not None
@@ -157,7 +164,7 @@ class ContextRecall(Metric[RecallParams]):
                     value, usage = yes_log_odds(judge, attribution_messages(document, statement, sample.user_input, params.rubric))
                     log_odds[number][chunk_index] = value
                     tally.add(usage)
-        model = calibration_for(judge)
+        model = calibration_for(judge.calibration)
         verdicts = [
             self._verdict(statement, found, judged, chunks, sentences, model)
             for statement, found, judged in zip(statements, evidence, log_odds)

@@ -14,7 +14,7 @@ Every unit is scored, then a rule selects:
    answer: one token, read from the logits. (A passage too long for the window is
    judged in pieces and counts by its best piece.)
 2. Evidence: how much of the question each unit and each passage mentions, each
-   word weighted by how rare it is among the passages (IDF); whether the unit
+   word weighted by how rare it is in English and among the passages; whether the unit
    opens its passage (the sentence that names what the others refer to); a
    bridge: how strongly the best-matching passage mentions what another passage's
    opening unit names (a two-hop question's second passage); and the names and
@@ -34,16 +34,16 @@ first-token probabilities, all ranked sentences worse than word overlap does.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.calibration import LogisticModel
-from localeval.evidence import content_words, names, numbers
+from localeval.evidence import content_words, names, numbers, weighted_words
 from localeval.judge import Judge
-from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED, relevance_messages
+from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED, relevance_messages, relevance_sentence_messages
 from localeval.metrics.base import Metric, Score
 from localeval.metrics.judging import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
 from localeval.rubric import Rubric, rubric_validator
@@ -52,10 +52,15 @@ from localeval.text import check_language, split_sentences
 
 CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
+SENTENCE_GATE = 0.0  # a passage's units are asked about when the judge says the passage is needed (P(Yes) >= 0.5)...
+SENTENCE_PASSAGES = 3  # ...and it is among the few it finds most needed: the cost stays bounded with many contexts
 # For a judge without a fitted rule: the judge's passage verdict and the question's
 # words in the unit and its passage; round numbers of the fitted models' size.
+# The features every unit gets, in this order; a calibration must weigh each of them.
+FEATURES = ("judge_passage", "judge_sentence", "judge_sentence_gap", "overlap", "overlap_vs_best", "passage_overlap", "bridge", "opens_passage", "new_facts")
 DEFAULT_CALIBRATION = LogisticModel(
-    intercept=-5.0, weights={"judge_passage": 1.5, "overlap": 2.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "new_facts": 0.7}
+    intercept=-5.0,
+    weights={"judge_passage": 1.5, "judge_sentence": 0.0, "judge_sentence_gap": 0.0, "overlap": 1.5, "overlap_vs_best": 1.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "new_facts": 0.7},
 )
 DEFAULT_THRESHOLD = 0.5
 
@@ -106,26 +111,32 @@ def _units(sample: Sample, unit: str, language: str) -> list[_Unit]:
     return units
 
 
-def _idf_overlap(question: str, units: Sequence[_Unit], passages: Sequence[str], language: str) -> tuple[list[float], list[float], list[float]]:
-    """IDF-weighted share of the question's words in each unit and each passage, and each
-    passage's bridge score (see the module docstring)."""
-    passage_words = [set(content_words(p, language)) for p in passages]
-    count = len(passages)
-
-    def idf(word: str) -> float:
-        return math.log((count + 1) / (1 + sum(word in words for words in passage_words)))
-
-    asked = set(content_words(question, language))
-    mass = sum(idf(w) for w in asked) or 1.0
-    unit_overlap = [sum(idf(w) for w in asked & set(content_words(u.text, language))) / mass for u in units]
-    passage_overlap = [sum(idf(w) for w in asked & words) / mass for words in passage_words]
-    best = max(range(count), key=lambda p: (passage_overlap[p], -p)) if count else 0
-    bridge = [0.0] * count
+def _question_overlap(question: str, units: Sequence[_Unit], passage_count: int, language: str) -> tuple[list[float], list[float], list[float]]:
+    """Share of the question's words in each unit and each passage, and each passage's bridge
+    score (see the module docstring). A word weighs how rare it is in the language
+    (localeval.evidence.rarity), times 1 + log((n + 1) / (1 + the number of the n passages that
+    have it)): with one passage the second factor is 1 for every word, so a feature keeps its
+    meaning for one context (the retrieved-set IDF alone made every weight 0 there), and with
+    ten it lifts the words that tell the passages apart (10 contexts, 60 questions: F1 0.431 with
+    rarity alone, 0.470 with both). Linear in the units and passages."""
+    unit_words = [set(content_words(u.text, language)) for u in units]
+    passage_words: list[set[str]] = [set() for _ in range(passage_count)]
+    for u, words in zip(units, unit_words):
+        passage_words[u.passage] |= words
+    asked = weighted_words(question, language)
+    for word in asked:  # a word few of the retrieved contexts share says more about which one answers
+        shared_by = sum(1 for words in passage_words if word in words)
+        asked[word] *= 1.0 + math.log((passage_count + 1) / (1 + shared_by))
+    mass = sum(asked.values()) or 1.0
+    unit_overlap = [sum(w for word, w in asked.items() if word in words) / mass for words in unit_words]
+    passage_overlap = [sum(w for word, w in asked.items() if word in words) / mass for words in passage_words]
+    best = max(range(passage_count), key=lambda p: (passage_overlap[p], -p)) if passage_count else 0
+    bridge = [0.0] * passage_count
     for u in units:
         if u.opens_passage and u.passage != best:
-            named = set(content_words(u.text, language))
-            weight = sum(idf(w) for w in named) or 1.0
-            bridge[u.passage] = sum(idf(w) for w in named & passage_words[best]) / weight
+            named = weighted_words(u.text, language)
+            weight = sum(named.values()) or 1.0
+            bridge[u.passage] = sum(w for word, w in named.items() if word in passage_words[best]) / weight
     return unit_overlap, passage_overlap, bridge
 
 
@@ -141,9 +152,9 @@ def _new_facts(asked: str, unit: str) -> float:
     return min(sum(1 for fact in new if fact not in asked), NEW_FACTS_CAP) / NEW_FACTS_CAP
 
 
-def calibration_for(judge: Judge) -> LogisticModel:
-    table = judge.calibration.get(CALIBRATION_KEY)
-    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'") if table else DEFAULT_CALIBRATION
+def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
+    table = tables.get(CALIBRATION_KEY)
+    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
 
 
 def _relative(values: Sequence[float]) -> list[float]:
@@ -159,23 +170,48 @@ class ContextRelevance(Metric[RelevanceParams]):
     Params = RelevanceParams
     Details = RelevanceDetails
 
+    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        calibration_for(tables)
+
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         assert judge is not None
         return [self._score(sample, judge) for sample in samples]
 
-    def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], int]:
-        """The judge's log-odds that each passage is needed, and how many prompts that took."""
+    def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], list[str | None], int]:
+        """The judge's log-odds that each passage is needed; each passage's text as the judge read
+        it when it fit in one prompt (None when it was read in pieces); how many prompts that took."""
         budget = judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, self.params.rubric) - judge.count_tokens(question)
-        verdicts, prompts = [], 0
+        verdicts, texts, prompts = [], [], 0
         for passage in passages:
             sentences = split_sentences(passage, self.params.language) or [passage]
+            pieces = chunk_sentences(sentences, judge.count_tokens, budget, budget)
             best = -math.inf
-            for piece in chunk_sentences(sentences, judge.count_tokens, budget, budget):
+            for piece in pieces:
                 value, usage = yes_log_odds(judge, relevance_messages(" ".join(sentences[i] for i in piece), question, self.params.rubric))
                 tally.add(usage)
                 best, prompts = max(best, value), prompts + 1
             verdicts.append(best)
-        return verdicts, prompts
+            texts.append(" ".join(sentences) if len(pieces) == 1 else None)
+        return verdicts, texts, prompts
+
+    def _judge_units(self, units: Sequence[_Unit], judge_passage: Mapping[int, float], texts: Mapping[int, str | None], judge: Judge, question: str, tally: UsageTally) -> list[float]:
+        """Each unit's own verdict, asked after its paragraph (a cached prefix), for the units of the
+        SENTENCE_PASSAGES passages the judge finds most needed (log-odds >= SENTENCE_GATE) that fit
+        in one prompt; every other unit keeps its passage's verdict. Whole contexts as units have
+        no parts to ask about, and a user's rubric replaces the task with its own words, which
+        say nothing about sentences: then no unit is asked about."""
+        asked = sorted((p for p, v in judge_passage.items() if v >= SENTENCE_GATE and texts[p] is not None), key=lambda p: (-judge_passage[p], p))
+        chosen = set(asked[:SENTENCE_PASSAGES]) if self.params.unit != "chunk" and self.params.rubric is None else set()
+        values = []
+        for u in units:
+            paragraph = texts[u.passage]
+            if u.passage in chosen and paragraph is not None:
+                value, usage = yes_log_odds(judge, relevance_sentence_messages(paragraph, u.text, question))
+                tally.add(usage)
+                values.append(value)
+            else:
+                values.append(judge_passage[u.passage])
+        return values
 
     def _score(self, sample: Sample, judge: Judge) -> Score:
         params = self.params
@@ -186,17 +222,20 @@ class ContextRelevance(Metric[RelevanceParams]):
         passages = list(sample.retrieved_contexts or [])
         tally = UsageTally()
         judged = sorted({u.passage for u in units})
-        verdicts, prompts = self._judge_passages([passages[p] for p in judged], judge, question, tally)
+        verdicts, texts, prompts = self._judge_passages([passages[p] for p in judged], judge, question, tally)
         judge_passage = dict(zip(judged, verdicts))
-        best_verdict = max(verdicts)
-        overlap, passage_overlap, bridge = _idf_overlap(question, units, passages, params.language)
-        relative_overlap = _relative(overlap)
+        judge_unit = self._judge_units(units, judge_passage, dict(zip(judged, texts)), judge, question, tally)
+        best_unit = max(judge_unit)  # a lenient judge says Yes to every sentence: how far below the best one says more
+        overlap, passage_overlap, bridge = _question_overlap(question, units, len(passages), params.language)
+        overlap_vs_best = _relative(overlap)
         asked = question.lower()
         features = [
             {
                 "judge_passage": judge_passage[u.passage],
-                "judge_passage_gap": judge_passage[u.passage] - best_verdict,
-                "overlap": relative_overlap[i],
+                "judge_sentence": judge_unit[i],
+                "judge_sentence_gap": judge_unit[i] - best_unit,
+                "overlap": overlap[i],
+                "overlap_vs_best": overlap_vs_best[i],
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
@@ -204,7 +243,7 @@ class ContextRelevance(Metric[RelevanceParams]):
             }
             for i, u in enumerate(units)
         ]
-        model = calibration_for(judge)
+        model = calibration_for(judge.calibration)
         probabilities = [model.probability(f) for f in features]
         selected = [i for i, p in enumerate(probabilities) if p >= params.threshold]
         details: dict[str, Any] = {

@@ -1,0 +1,189 @@
+"""`localeval calibrate`: fit the judge metrics' combination to a user's own labelled text.
+
+The shipped calibrations were fitted on public dev sets; a fit on a few hundred of a
+user's own statements or questions suits their kind of text better (the README
+shows how much on the dev sets). A labels file is JSON Lines; each line is one of:
+
+    {"retrieved_contexts": [...], "statement": "...", "label": 1, "user_input": "..."}   # attribution (context_recall)
+    {"user_input": "...", "retrieved_contexts": [...], "required": ["a sentence", ...]}  # relevance (context_relevance)
+
+`label` is 1 when the statement can be attributed to the contexts, else 0;
+`required` lists the context sentences needed to answer, verbatim ([] = nothing
+answers: "insufficient information"). Each row goes through the metric's own code
+(same judge prompts and evidence as `localeval score`), a logistic combination of
+the metric's features is fitted, and figures are cross-validated (folds by row)
+against the calibration the judge ships with, on the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
+from localeval.errors import InputError, JudgeError, LocalevalError
+from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, select, selection_f1
+from localeval.io import STDIN, input_name, numbered_lines, open_binary
+from localeval.judge import Judge
+from localeval.metrics import recall, relevance
+from localeval.samples import Sample
+from localeval.text import split_sentences
+
+MIN_ROWS = 20  # below this, a fit of seven weights says more about the rows than the text
+
+
+@dataclass
+class LabelledRows:
+    """Features and labels of the rows read so far, per task."""
+
+    statements: list[dict[str, float]] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    questions: list[list[dict[str, float]]] = field(default_factory=list)
+    required: list[set[int]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]:
+    value = row.get(key)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InputError(name, number, key, "must be a list of strings")
+    return value
+
+
+def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
+    try:
+        row = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise InputError(name, number, None, "invalid JSON") from None
+    if not isinstance(row, dict):
+        raise InputError(name, number, None, "expected a JSON object")
+    if ("statement" in row) == ("required" in row):
+        raise InputError(name, number, None, "a labelled row has either 'statement' and 'label' (attribution) or 'required' (relevance)")
+    _strings(row, "retrieved_contexts", name, number)
+    if not isinstance(row.get("user_input", ""), str):
+        raise InputError(name, number, "user_input", "must be a string")
+    if "statement" in row:
+        if not isinstance(row["statement"], str) or not row["statement"].strip():
+            raise InputError(name, number, "statement", "must be a non-empty string")
+        if row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
+            raise InputError(name, number, "label", "must be 1 (attributable) or 0 (not)")
+    else:
+        _strings(row, "required", name, number)
+    return row
+
+
+def _same_sentence(unit: str, wanted: str) -> bool:
+    """A required sentence matches a unit verbatim, or when one contains the other (sentence
+    splitters disagree on a few boundaries)."""
+    a, b = unit.strip(), wanted.strip()
+    return a == b or (len(b) > 20 and b in a) or (len(a) > 20 and a in b)
+
+
+def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: None) -> LabelledRows:
+    """Each labelled row through the metric's own code: its features and its label."""
+    rows = LabelledRows()
+    statements = recall.ContextRecall()
+    units = relevance.ContextRelevance()
+    name = input_name(path)
+    stream = open_binary(path)
+    try:
+        for number, raw in numbered_lines(stream):
+            if raw is None:
+                raise InputError(name, number, None, "line too long")
+            row = _read_row(raw, name, number)
+            sample = Sample(user_input=row.get("user_input", ""), retrieved_contexts=row["retrieved_contexts"])
+            try:
+                if "statement" in row:
+                    score = statements.score_statements(sample, [row["statement"]], judge)
+                    rows.statements.append(score.details["statements"][0]["features"])
+                    rows.labels.append(int(row["label"]))
+                else:
+                    score = units.score_batch([sample], judge)[0]
+                    texts = [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+                    rows.questions.append(score.details.get("features", []))
+                    rows.required.append({i for i, text in enumerate(texts) if any(_same_sentence(text, w) for w in row["required"])})
+            except JudgeError as error:
+                rows.errors.append(f"{name}:{number}: {error}")
+            on_row(number)
+    finally:
+        if path != STDIN:
+            stream.close()
+    return rows
+
+
+def _out_of_fold(count: int, fit: Callable[[list[int]], Callable[[list[int]], list[Any]]]) -> list[Any]:
+    """Predictions for every row from a model fitted on the other folds (folds by row)."""
+    folds = folds_by_group([str(i) for i in range(count)], min(FOLDS, count))
+    predicted: list[Any] = [None] * count
+    for fold in set(folds):
+        train = [i for i, f in enumerate(folds) if f != fold]
+        test = [i for i, f in enumerate(folds) if f == fold]
+        for index, value in zip(test, fit(train)(test)):
+            predicted[index] = value
+    return predicted
+
+
+def _verdict_figures(labels: Sequence[int], probabilities: Sequence[float]) -> dict[str, float]:
+    return {"balanced_accuracy": balanced_accuracy(labels, [int(p >= 0.5) for p in probabilities]), "auc": auc(labels, probabilities)}
+
+
+def fit_attribution(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict[str, Any]]:
+    features, labels = rows.statements, rows.labels
+    if len(labels) < MIN_ROWS or len(set(labels)) < 2:
+        raise LocalevalError(f"attribution needs at least {MIN_ROWS} labelled statements of both labels; got {len(labels)} ({sum(labels)} attributable)")
+    weights = balancing_weights(labels, ["attribution"] * len(labels))
+    names = list(recall.FEATURES)
+
+    def fitted(train: list[int]) -> Callable[[list[int]], list[float]]:
+        model = fit_logistic([features[i] for i in train], [labels[i] for i in train], [weights[i] for i in train], names)
+        return lambda test: list(model.probabilities([features[i] for i in test]))
+
+    figures = {
+        "rows": len(labels),
+        "fitted": _verdict_figures(labels, _out_of_fold(len(labels), fitted)),
+        "shipped": _verdict_figures(labels, [shipped.probability(f) for f in features]),
+    }
+    return fit_logistic(features, labels, weights, names), figures
+
+
+def _selection_figures(selections: Sequence[set[int]], required: Sequence[set[int]]) -> dict[str, float]:
+    answerable = [(s, g) for s, g in zip(selections, required) if g]
+    unanswerable = [s for s, g in zip(selections, required) if not g]
+    return {
+        "f1": float(np.mean([selection_f1(s, g)[2] for s, g in answerable])) if answerable else math.nan,
+        "insufficient_when_nothing_answers": float(np.mean([not s for s in unanswerable])) if unanswerable else math.nan,
+    }
+
+
+def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict[str, Any]]:
+    questions, required = rows.questions, rows.required
+    if len(questions) < MIN_ROWS:
+        raise LocalevalError(f"relevance needs at least {MIN_ROWS} labelled questions; got {len(questions)}")
+    names = list(relevance.FEATURES)
+
+    def fitted(train: list[int]) -> Callable[[list[int]], list[set[int]]]:
+        model = fit_selection([questions[i] for i in train], [required[i] for i in train], names)
+        return lambda test: [select(model.probabilities(questions[i]), 0.5) for i in test]
+
+    figures = {
+        "rows": len(questions),
+        "fitted": _selection_figures(_out_of_fold(len(questions), fitted), required),
+        "shipped": _selection_figures([select([shipped.probability(f) for f in q], 0.5) for q in questions], required),
+    }
+    return fit_selection(questions, required, names), figures
+
+
+def calibration_document(tables: dict[str, Fit], figures: dict[str, Any], judge: dict[str, Any]) -> dict[str, Any]:
+    """The calibration file: tables by task, and what they were fitted on and how well."""
+    return {
+        "format": CALIBRATION_FORMAT,
+        "version": CALIBRATION_VERSION,
+        "tables": {task: fit.table() for task, fit in tables.items()},
+        "fitted": {"judge": {k: judge.get(k) for k in ("backend", "model", "sha256", "url")}, "cross_validated": figures},
+    }
+
