@@ -134,6 +134,7 @@ def cli() -> None:
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")
+@click.option("--fail-on-error", is_flag=True, default=None, help="Exit 1 when any sample could not be scored by a metric (a judge error, a missing field).")
 @click.option("--map", "map_values", multiple=True, metavar="KEY=FIELD", help="Read the input key KEY as the ragas field FIELD, e.g. --map question_text=user_input (repeatable).")
 @click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE, in [0, 1] (repeatable).")
 @click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE, in [0, 1] (repeatable).")
@@ -183,7 +184,7 @@ def score_command(
         "strict_input": strict,
         "timing": not no_timing,
     }
-    given = {"metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
+    given = {"fail_on_error": flags.pop("fail_on_error") or None, "metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
     given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed", "gpu_layers", "judge_url", "judge_concurrency", "calibration")})
     given["ray"] = flags["ray_address"]
     values.update({key: value for key, value in given.items() if value is not None})
@@ -207,6 +208,10 @@ def score_command(
     finally:
         if bar:
             bar[0].close()
+    for name, figures in outcome.summary["metrics"].items():
+        if figures["errors"]:
+            hint = "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
+            click.echo(f"localeval: {figures['errors']} of {figures['count']} samples could not be scored by {name} (their errors are in the results{hint})", err=True)
     if outcome.summary["nothing_scored"]:
         click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
     if not quiet:

@@ -8,8 +8,10 @@ Every failure to write says which file and why, instead of a traceback.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,7 +41,13 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
     """Up to `limit` + 1 bytes of a small file (a config, a rubric): one byte more than the
     limit tells the caller the file is too large, and /dev/zero or a huge file named by
     mistake is never read in full. OSError passes to the caller, which names the file."""
-    with open(path, "rb") as handle:
+    # Opened without blocking, then checked: opening a FIFO would wait for a writer, and
+    # reading a device (/dev/zero) would never end.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OSError(errno.EINVAL, "not a regular file")
+    with os.fdopen(descriptor, "rb") as handle:
         return handle.read(limit + 1)
 
 

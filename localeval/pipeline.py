@@ -113,8 +113,10 @@ def _input_sha256(settings: RunSettings) -> str | None:
     return file_sha256(settings.input) if settings.input != STDIO and Path(settings.input).is_file() else None
 
 
-def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], summary: Summary, done: _DoneLines) -> None:
-    """Check a results file against this run and count its rows; cut a torn last line off."""
+def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], summary: Summary, done: _DoneLines, last_line: int) -> None:
+    """Check a results file against this run and count its rows; cut a torn last line off.
+    A row for a line the input cannot have (beyond `last_line`, its size in bytes + 1) is refused
+    before it is marked done: a crafted `"line": 2**40` would otherwise take memory line/8."""
     handle.seek(0)
     header_seen = False
     good_end = 0
@@ -135,6 +137,8 @@ def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], sum
             continue
         if not header_seen:
             raise ConfigError(f"cannot resume {path}: it does not start with a localeval run header (line {number}), so what produced it is unknown")
+        if item.line > last_line:
+            raise ConfigError(f"cannot resume {path}: line {number} is a result for input line {item.line}, which the input does not have")
         if item.line not in done:
             done.add(item.line)
             summary.add(item)
@@ -308,7 +312,7 @@ def _run(
     with opened as handle:
         if handle is not None:
             if settings.resume:
-                _read_previous(handle, str(results_file), provenance, summary, done)
+                _read_previous(handle, str(results_file), provenance, summary, done, Path(settings.input).stat().st_size + 1)
             else:
                 handle.truncate(0)
                 _write_header(handle, provenance)
@@ -332,6 +336,8 @@ def _run(
         _write_reports(settings, report, sink)
     if summary.input_errors:
         code = EXIT_USAGE
+    elif settings.fail_on_error and summary.errors:
+        code = EXIT_THRESHOLD_FAILED
     elif summary.thresholds_met:
         code = EXIT_OK
     else:

@@ -32,7 +32,10 @@ MetricLike = str | Metric[Any]
 
 
 def resolve_metrics(metrics: Iterable[MetricLike]) -> list[Metric[Any]]:
-    """Metric objects from names or objects; a name twice is an error, not a double score."""
+    """Metric objects from names or objects (one name alone is one metric, not its letters); a
+    name twice is an error, not a double score."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
     resolved = [create_metric(m) if isinstance(m, str) else m for m in metrics]
     names = [m.name for m in resolved]
     if not names:

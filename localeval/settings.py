@@ -56,6 +56,7 @@ class FileSettings(BaseModel):
     gpu_layers: int | None = Field(None, ge=-1, description="judge layers to offload to the GPU (-1: all; needs a GPU build of llama-cpp-python)")
     judge_url: str | None = Field(None, description="an OpenAI-compatible server's base URL; --model then names the served model")
     calibration: str | None = Field(None, description="a calibration file written by `localeval calibrate`, used instead of the catalog's")
+    fail_on_error: bool = Field(False, description="exit 1 when any sample could not be scored by a metric (a judge error, a missing field)")
     judge_concurrency: int | None = Field(None, ge=1, le=256, description="requests kept in flight to a judge server (default 4)")
 
 

@@ -130,6 +130,10 @@ class Summary:
     ) -> None:
         thresholds = dict(thresholds or {})
         min_mean = dict(min_mean or {})
+        for kind, values in (("threshold", thresholds), ("min_mean", min_mean)):
+            for name, value in values.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                    raise ConfigError(f"{kind} for {name} must be a number in [0, 1], got {value!r}")
         unknown = sorted((set(thresholds) | set(min_mean)) - set(metric_names))
         if unknown:
             raise ConfigError(f"threshold for a metric that is not selected: {', '.join(unknown)}")
@@ -181,6 +185,11 @@ class Summary:
     def nothing_scored(self) -> bool:
         """No metric has a single score: an empty file, or every line unreadable or undefined."""
         return all(tally.scores.count == 0 for tally in self._tallies.values())
+
+    @property
+    def errors(self) -> int:
+        """Metric scores that could not be computed, over every metric (not unreadable lines)."""
+        return sum(tally.errors for tally in self._tallies.values())
 
     @property
     def thresholds_met(self) -> bool:

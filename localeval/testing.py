@@ -117,6 +117,8 @@ def assert_metric(
     if built.needs_judge and judge is None:
         judge = shared_judge()
     run = evaluate(samples, [built], judge=judge)
+    if not run.results:
+        raise AssertionError(f"no sample to check {metric} on: an empty input never passes (as on the command line)")
     failing = []
     for result in run.results:
         row = ResultRow(**result)

@@ -66,6 +66,19 @@ def test_the_rubric_hash_is_recorded_and_a_changed_rubric_cannot_resume(tmp_path
         score_file(build_settings({**values, "resume": True}), judge=ScriptedJudge())
 
 
-def test_an_endless_file_named_as_a_rubric_is_refused_without_reading_it_all():
-    with pytest.raises(ConfigError, match="larger than"):
+def test_an_endless_file_named_as_a_rubric_is_refused_without_reading_it_all(tmp_path):
+    with pytest.raises(ConfigError, match="not a regular file"):
         create_metric("context_recall", {"rubric": "/dev/zero"})
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"{document} {statement} " + b"x" * (1 << 20))
+    with pytest.raises(ConfigError, match="larger than"):
+        create_metric("context_recall", {"rubric": str(big)})
+
+
+def test_a_fifo_as_a_rubric_is_refused_without_waiting(tmp_path):
+    import os
+
+    fifo = tmp_path / "rubric.fifo"
+    os.mkfifo(fifo)  # nobody writes to it: reading would wait forever
+    with pytest.raises(ConfigError, match="not a regular file"):
+        create_metric("context_recall", {"rubric": str(fifo)})

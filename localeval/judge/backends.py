@@ -69,6 +69,11 @@ def open_backend(model: str | None, *, judge_url: str | None = None, **settings:
 
     if model is None and judge_url is None:
         model = os.environ.get(MODEL_ENV) or None
+    from localeval.settings import MAX_CONTEXT, MIN_CONTEXT
+
+    n_ctx = settings.get("n_ctx")
+    if n_ctx is not None and not MIN_CONTEXT <= n_ctx <= MAX_CONTEXT:
+        raise ConfigError(f"n_ctx must be between {MIN_CONTEXT} and {MAX_CONTEXT} tokens (no judge prompt fits in fewer), got {n_ctx}")
     scheme, target = parse_spec(model, judge_url)
     options = JudgeOptions(model=model if scheme == "openai" and judge_url else None, **settings)
     opener: Callable[[str | None, JudgeOptions], Any] = importlib.import_module(BACKENDS[scheme]).open_judge

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from jinja2 import TemplateError
 from pydantic import BaseModel, ValidationError
 
-from localeval.errors import JudgeError
+from localeval.errors import JudgeError, ModelError
 from localeval.files import file_sha256
 from localeval.judge import Message, T, Usage
 from localeval.judge.backends import JudgeOptions, calibration_source, calibration_tables
@@ -102,20 +103,45 @@ class LlamaJudge:
             self._formatters[generation_prompt] = chat_formatter(self._runtime, generation_prompt)
         return self._formatters[generation_prompt]
 
+    def _render(self, messages: list[Message], generation_prompt: bool) -> str:
+        """The model's chat template applied to `messages`; a template that fails (it raises,
+        or indexes what is not there) is the model's error, named as such."""
+        try:
+            return str(self._formatter(generation_prompt)(messages=messages).prompt)
+        except (TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise ModelError(f"the chat template of {self.model_path.name} failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    def _tokenize(self, prompt: str, messages: list[Message]) -> list[int]:
+        """`prompt`'s tokens, with the template's own markers read as control tokens and the
+        messages' text read as text: a context containing "<|im_end|>" stays those characters,
+        never a real end of message."""
+        tokens: list[int] = []
+        cursor = 0
+        for message in messages:
+            content = message["content"]
+            at = prompt.find(content, cursor) if content else -1
+            if at < 0:
+                continue
+            tokens += self._runtime.tokenize(prompt[cursor:at], bos=not tokens and cursor == 0, special=True)
+            tokens += self._runtime.tokenize(content)
+            cursor = at + len(content)
+        tokens += self._runtime.tokenize(prompt[cursor:], bos=cursor == 0, special=True)
+        return tokens
+
     def _tokens(self, messages: list[Message], prefix: str) -> tuple[list[int], list[int]]:
         """The prompt's tokens (the chat template, then the answer's `prefix`), and the
         positions where each message ends and the answer starts (where they fall
         between tokens)."""
-        prompt = str(self._formatter(True)(messages=messages).prompt)
-        tokens = self._runtime.tokenize(prompt + prefix, bos=True, special=True)
+        prompt = self._render(messages, True)
+        tokens = self._tokenize(prompt + prefix, messages)
         if len(tokens) >= self.context_size:
             raise JudgeError(f"the prompt has {len(tokens)} tokens, more than the model's window of {self.context_size}")
-        heads = [str(self._formatter(False)(messages=messages[:count]).prompt) for count in range(1, len(messages))]
+        heads = [self._render(messages[:count], False) for count in range(1, len(messages))]
         if prefix:
             heads.append(prompt)
         cuts = []
-        for head in heads:
-            head_tokens = self._runtime.tokenize(head, bos=True, special=True)
+        for count, head in enumerate(heads, start=1):
+            head_tokens = self._tokenize(head, messages[:count])
             if tokens[: len(head_tokens)] == head_tokens:
                 cuts.append(len(head_tokens))
         return tokens, cuts

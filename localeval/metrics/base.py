@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from localeval.judge import Judge
 from localeval.samples import Sample
@@ -54,6 +54,17 @@ class OpenDetails(BaseModel):
 
 
 P = TypeVar("P", bound=BaseModel)
+
+
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected a number in [0, 1], not true or false")
+    return value
+
+
+# A metric option that is a share (a threshold): a number in [0, 1]; "0.7" from the command
+# line converts, true/false from a config file does not (pydantic would read true as 1.0).
+ShareOption = Annotated[float, BeforeValidator(_not_a_bool), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 def shorten(text: str, limit: int = MAX_CHARS) -> str:

@@ -26,10 +26,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.calibration import LogisticModel
+from localeval.errors import JudgeError
 from localeval.evidence import StatementEvidence, statement_evidence
 from localeval.judge import Judge
 from localeval.judge.prompts import ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED, attribution_messages, claims_messages
-from localeval.metrics.base import MAX_ITEMS, Metric, Score, shorten
+from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption, shorten
 from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
 from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
@@ -66,8 +67,8 @@ class RecallParams(BaseModel):
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
     )
     reasons: bool = Field(True, description="keep each verdict's evidence and reason in the details")
-    threshold: float = Field(
-        DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="a statement is attributed when its calibrated probability reaches this"
+    threshold: ShareOption = Field(
+        DEFAULT_THRESHOLD, description="a statement is attributed when its calibrated probability reaches this"
     )
     chunks: int = Field(2, ge=1, le=64, description="how many chunks of the context (the best by evidence) the judge reads per statement")
     language: Annotated[str, AfterValidator(check_language)] = Field(
@@ -149,7 +150,10 @@ class ContextRecall(Metric[RecallParams]):
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
         sentences = context_sentences(sample, params.language)
-        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - judge.count_tokens(max(statements, key=len)))
+        room = judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - judge.count_tokens(max(statements, key=len)) - judge.count_tokens(sample.user_input or "")
+        if room <= 0:
+            raise JudgeError(f"the question and the longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
+        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room)
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
         wanted = [
             sorted(range(len(chunks)), key=lambda c: (-_chunk_coverage(found, chunks[c]), c))[: params.chunks] for found in evidence

@@ -44,7 +44,7 @@ from localeval.calibration import LogisticModel
 from localeval.evidence import content_words, names, numbers, weighted_words
 from localeval.judge import Judge
 from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED, relevance_messages, relevance_sentence_messages
-from localeval.metrics.base import Metric, Score
+from localeval.metrics.base import Metric, Score, ShareOption
 from localeval.metrics.judging import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
 from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
@@ -71,7 +71,7 @@ class RelevanceParams(BaseModel):
     unit: Literal["sentence", "line", "chunk"] = Field(
         "sentence", description="what is counted: pysbd sentences (ragas), lines, or whole retrieved contexts (promptfoo's units)"
     )
-    threshold: float = Field(DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="a unit is required when its calibrated probability reaches this")
+    threshold: ShareOption = Field(DEFAULT_THRESHOLD, description="a unit is required when its calibrated probability reaches this")
     language: Annotated[str, AfterValidator(check_language)] = Field(
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
     )

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import distance, fuzz, process
 
 from localeval.judge import Judge
-from localeval.metrics.base import MAX_ITEMS, Metric, Score
+from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption
 from localeval.samples import Sample
 
 Measure = Literal["levenshtein", "hamming", "jaro", "jaro_winkler", "indel", "partial_ratio", "token_set_ratio"]
@@ -49,8 +49,8 @@ class StringRecallParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     measure: Measure = Field("levenshtein", description="string similarity measure")
-    threshold: float = Field(
-        RAGAS_THRESHOLD, ge=0.0, le=1.0, description="a reference is recalled when its best similarity is > this"
+    threshold: ShareOption = Field(
+        RAGAS_THRESHOLD, description="a reference is recalled when its best similarity is > this"
     )
     exact_similarity: bool = Field(
         False,
