@@ -53,14 +53,14 @@ from localeval.text import check_language, split_sentences
 CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
 SENTENCE_GATE = 0.0  # a passage's units are asked about when the judge says the passage is needed (P(Yes) >= 0.5)...
-SENTENCE_PASSAGES = 3  # ...and it is among the few it finds most needed: the cost stays bounded with many contexts
+SENTENCE_PASSAGES = 1  # ...and it is the one it finds most needed: about 200 tokens more a question, whatever the number of contexts
 # For a judge without a fitted rule: the judge's passage verdict and the question's
 # words in the unit and its passage; round numbers of the fitted models' size.
 # The features every unit gets, in this order; a calibration must weigh each of them.
-FEATURES = ("judge_passage", "judge_sentence", "judge_sentence_gap", "overlap", "overlap_vs_best", "passage_overlap", "bridge", "opens_passage", "new_facts")
+FEATURES = ("judge_passage", "judge_sentence", "judge_sentence_gap", "overlap", "overlap_vs_best", "passage_overlap", "bridge", "opens_passage", "named_by_pronoun", "new_facts")
 DEFAULT_CALIBRATION = LogisticModel(
     intercept=-5.0,
-    weights={"judge_passage": 1.5, "judge_sentence": 0.0, "judge_sentence_gap": 0.0, "overlap": 1.5, "overlap_vs_best": 1.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "new_facts": 0.7},
+    weights={"judge_passage": 1.5, "judge_sentence": 0.0, "judge_sentence_gap": 0.0, "overlap": 1.5, "overlap_vs_best": 1.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "named_by_pronoun": 0.0, "new_facts": 0.7},
 )
 DEFAULT_THRESHOLD = 0.5
 
@@ -140,6 +140,15 @@ def _question_overlap(question: str, units: Sequence[_Unit], passage_count: int,
     return unit_overlap, passage_overlap, bridge
 
 
+# Words that open a sentence whose subject another sentence names ("It was founded in 1945").
+PRONOUNS = frozenset("it its he his she her they their them this these those".split())
+
+
+def _starts_with_pronoun(text: str) -> bool:
+    first = text.split(maxsplit=1)[0].lower() if text.strip() else ""
+    return first.strip("\"'(") in PRONOUNS
+
+
 NEW_FACTS_CAP = 4  # names and numbers beyond this many say nothing more
 
 
@@ -196,7 +205,7 @@ class ContextRelevance(Metric[RelevanceParams]):
 
     def _judge_units(self, units: Sequence[_Unit], judge_passage: Mapping[int, float], texts: Mapping[int, str | None], judge: Judge, question: str, tally: UsageTally) -> list[float]:
         """Each unit's own verdict, asked after its paragraph (a cached prefix), for the units of the
-        SENTENCE_PASSAGES passages the judge finds most needed (log-odds >= SENTENCE_GATE) that fit
+        SENTENCE_PASSAGES passage(s) the judge finds most needed (log-odds >= SENTENCE_GATE) that fit
         in one prompt; every other unit keeps its passage's verdict. Whole contexts as units have
         no parts to ask about, and a user's rubric replaces the task with its own words, which
         say nothing about sentences: then no unit is asked about."""
@@ -228,6 +237,7 @@ class ContextRelevance(Metric[RelevanceParams]):
         best_unit = max(judge_unit)  # a lenient judge says Yes to every sentence: how far below the best one says more
         overlap, passage_overlap, bridge = _question_overlap(question, units, len(passages), params.language)
         overlap_vs_best = _relative(overlap)
+        referred = {u.passage for u in units if not u.opens_passage and _starts_with_pronoun(u.text)}
         asked = question.lower()
         features = [
             {
@@ -239,6 +249,7 @@ class ContextRelevance(Metric[RelevanceParams]):
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
+                "named_by_pronoun": float(u.opens_passage and u.passage in referred),
                 "new_facts": _new_facts(asked, u.text),
             }
             for i, u in enumerate(units)
