@@ -7,11 +7,14 @@ rows: the evidence signals alone, the judge alone, and their calibrated
 combination, every fitted figure cross-validated (10 folds by claim, summary or
 question); per source; and judge seconds and prompt tokens evaluated per sample.
 
-- attribution (SciFact + WiCE claims) and recall (QAGS summary statements): balanced
-  accuracy, AUC; the combination is fitted on both tasks at once, each task and
-  each class weighing the same;
-- relevance (HotpotQA supporting facts): sentence precision / recall / F1 of the
-  selection, the share of "insufficient information" answers;
+- attribution (SciFact + WiCE claims), recall (QAGS summary statements), vitaminc and
+  fever (public claim/evidence pairs, benchmarks/DATA_SOURCES.md; --shift 1 scores their
+  held-out part): balanced accuracy, AUC; the combination is fitted on all of them at
+  once, each task and each class weighing the same;
+- relevance (HotpotQA supporting facts in five shapes: 10, 3 and 1 contexts, and the
+  distractors alone): sentence precision / recall / F1 of the selection, the share of
+  "insufficient information" answers;
+- plain: the hand-written cases of benchmarks/data/plain_cases.jsonl, right or wrong;
 - the combination as shipped in models/catalog.toml for this judge, applied to the
   same rows (in-sample when the catalog was fitted on them: reported as such);
 - unanswerable: hand-written questions whose contexts cannot answer them
@@ -21,7 +24,7 @@ question); per source; and judge seconds and prompt tokens evaluated per sample.
 
     python benchmarks/accuracy.py --task attribution --limit 20        # a quick look
     python benchmarks/accuracy.py                                       # the whole dev split
-    python benchmarks/accuracy.py --task attribution,recall --write-catalog   # refit and store a calibration
+    python benchmarks/accuracy.py --task attribution,recall,vitaminc,fever --write-catalog   # refit and store a calibration
 
 Judge answers are cached in benchmarks/.cache/judge/<model file>/, so a rerun that
 changes only the evidence or the fit needs no model.
