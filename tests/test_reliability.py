@@ -83,7 +83,10 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, write_jsonl, 
 
 
 def test_ctrl_c_stops_cleanly_with_a_resumable_file(tmp_path, write_jsonl, small_model_path):
-    rows = [{"user_input": f"What is fact {i}?", "retrieved_contexts": [f"Fact {i} is that the sky is blue. It rains often."], "reference": f"Fact {i} is blue."} for i in range(12)]
+    # Enough samples that a slow, busy machine cannot finish them all between seeing the third
+    # row and sending Ctrl-C (with 12, a loaded machine once saw the run end first, exit 0).
+    count = 120
+    rows = [{"user_input": f"What is fact {i}?", "retrieved_contexts": [f"Fact {i} is that the sky is blue. It rains often."], "reference": f"Fact {i} is blue."} for i in range(count)]
     data = write_jsonl(rows)
     out = tmp_path / "out.jsonl"
     args = [sys.executable, "-m", "localeval", "score", str(data), "--model", str(small_model_path), "-m", "context_recall", "-o", str(out), "--no-timing", "-q"]
@@ -97,10 +100,10 @@ def test_ctrl_c_stops_cleanly_with_a_resumable_file(tmp_path, write_jsonl, small
     assert stderr.strip().splitlines() == [stderr.strip()]  # one line, no traceback
     assert "interrupted after" in stderr and "--resume" in stderr
     done = out.read_text().splitlines()[1:]
-    assert 2 <= len(done) < 12
+    assert 2 <= len(done) < count
     resumed = subprocess.run([*args, "--resume"], capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
-    assert [json.loads(line)["line"] for line in out.read_text().splitlines()[1:]] == list(range(1, 13))
+    assert [json.loads(line)["line"] for line in out.read_text().splitlines()[1:]] == list(range(1, count + 1))
 
 
 def test_two_judge_runs_give_byte_identical_files(tmp_path, write_jsonl, small_model_path):
