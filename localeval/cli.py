@@ -35,7 +35,8 @@ from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
 from localeval.summary import Summary
 
-EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+EXIT_BROKEN_PIPE = 141
+MAX_REPORT_METRICS = 64  # localeval has four; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[str, str, Any]] = {
@@ -244,6 +245,9 @@ def report_command(results_path: Path, output: str, title: str) -> None:
     refuse_overlaps({"RESULTS": str(results_path)}, {"-o": output})
     problems: list[InputError] = []
     names = _metric_names(results_path, problems.append)
+    if len(names) > MAX_REPORT_METRICS:  # every metric is a column of every row and a chart: bound the page's width too
+        click.echo(f"localeval: {results_path} names {len(names)} metrics; the report shows the first {MAX_REPORT_METRICS}", err=True)
+        names = names[:MAX_REPORT_METRICS]
     summary = Summary(names)
 
     def counted(rows: Any) -> Any:

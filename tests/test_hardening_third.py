@@ -351,3 +351,13 @@ def test_samples_that_could_not_be_scored_are_said_and_can_fail_the_run(write_js
     assert quiet.exit_code == 0 and "1 of 1 samples could not be scored by id_context_recall" in quiet.stderr
     strict = invoke(["score", str(data), "-m", "id_context_recall", "--fail-on-error"])
     assert strict.exit_code == 1
+
+
+def test_a_report_of_a_file_naming_thousands_of_metrics_stays_small(tmp_path):
+    rows = [{"line": 1, "id": "q", "scores": {f"m{i}": 0.5 for i in range(20000)}, "details": {}, "errors": {}}]
+    results = tmp_path / "r.jsonl"
+    results.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    page = tmp_path / "p.html"
+    result = invoke(["report", str(results), "-o", str(page)])
+    assert result.exit_code == 0 and "shows the first 64" in result.stderr
+    assert page.stat().st_size < 2 << 20
