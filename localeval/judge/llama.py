@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from jinja2 import TemplateError
 from pydantic import BaseModel, ValidationError
 
 from localeval.errors import JudgeError, ModelError
@@ -105,7 +104,10 @@ class LlamaJudge:
 
     def _render(self, messages: list[Message], generation_prompt: bool) -> str:
         """The model's chat template applied to `messages`; a template that fails (it raises,
-        or indexes what is not there) is the model's error, named as such."""
+        or indexes what is not there) is the model's error, named as such. (jinja2 comes with
+        llama-cpp-python, so it is imported with the judge, not with this module.)"""
+        from jinja2 import TemplateError
+
         try:
             return str(self._formatter(generation_prompt)(messages=messages).prompt)
         except (TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
