@@ -84,14 +84,9 @@ def read_calibration_file(path: str) -> CalibrationFile:
     import hashlib
     import json
 
-    from localeval.files import read_at_most
+    from localeval.files import read_small_file
 
-    try:
-        raw = read_at_most(path, MAX_CALIBRATION_BYTES)
-    except OSError as error:
-        raise ConfigError(f"cannot read calibration file {path}: {error.strerror or error}") from None
-    if len(raw) > MAX_CALIBRATION_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CALIBRATION_BYTES >> 20} MiB; not a calibration file")
+    raw = read_small_file(path, MAX_CALIBRATION_BYTES, "calibration file")
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):

@@ -51,6 +51,18 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
         return handle.read(limit + 1)
 
 
+def read_small_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """A small file's bytes (`read_at_most`), or a ConfigError naming `what` it was meant to be
+    (a config file, a calibration file) when it cannot be read or is larger than `limit`."""
+    try:
+        raw = read_at_most(path, limit)
+    except OSError as error:
+        raise ConfigError(f"cannot read {what} {path}: {error.strerror or error}") from None
+    if len(raw) > limit:
+        raise ConfigError(f"{path}: larger than {limit >> 10} KiB; not a {what}")
+    return raw
+
+
 def same_file(a: str, b: str) -> bool:
     """Whether two paths name the same file (through symlinks, hard links, relative paths)."""
     if STDIO in (a, b):

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from localeval.errors import ConfigError
-from localeval.files import read_at_most
+from localeval.files import read_small_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,12 +86,7 @@ def _first_problem(error: ValidationError, label: str) -> ConfigError:
 
 def _read_config(path: Path, table: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]] | None:
     """The table's contents and where they came from, or None when the file has no such table."""
-    try:
-        raw = read_at_most(path, MAX_CONFIG_BYTES)
-    except OSError as error:
-        raise ConfigError(f"cannot read config file {path}: {error.strerror}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; not a config file")
+    raw = read_small_file(path, MAX_CONFIG_BYTES, "config file")
     try:
         data: Any = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
