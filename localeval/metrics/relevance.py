@@ -13,22 +13,28 @@ Every unit is scored, then a rule selects:
    after the question, and answers whether it contains information needed to
    answer: one token, read from the logits. (A passage too long for the window is
    judged in pieces and counts by its best piece.)
-2. Evidence: how much of the question each unit and each passage mentions, each
-   word weighted by how rare it is in English and among the passages; whether the unit
-   opens its passage (the sentence that names what the others refer to); a
-   bridge: how strongly the best-matching passage mentions what another passage's
-   opening unit names (a two-hop question's second passage); and the names and
-   numbers the unit brings that the question does not mention (an answer carries
-   something new; a sentence that only restates the topic does not).
-3. A logistic model over those features (fitted per judge on the dev set,
-   models/catalog.toml, on questions and on the same questions with their supporting
-   paragraphs removed, so that a topical sentence of a context that cannot answer is
-   not "required") gives each unit P(required); units at or above `threshold` are
-   selected. When none reaches it, nothing is selected and the score is 0.
+2. Then each unit of the passage it finds most needed is asked about, after the same
+   question and passage (a cached prefix, so each costs its own tokens): its verdict,
+   and its gap to the best unit's (a lenient judge says Yes to most sentences of an
+   on-topic passage, but ranks the answering one first).
+3. Evidence: how much of the question each unit and each passage mentions, each
+   word weighted by how rare it is in English and how few passages share it (the
+   same meaning for one context as for ten); whether the unit opens its passage (the
+   sentence that names what the others refer to), and whether a later sentence of it
+   starts with a pronoun; a bridge: how strongly the best-matching passage mentions
+   what another passage's opening unit names (a two-hop question's second passage);
+   and the names and numbers the unit brings that the question does not mention.
+4. A logistic model over those FEATURES (fitted per judge on HotpotQA in five shapes,
+   with 10, 3 and 1 contexts and with the supporting paragraphs removed, so that a
+   topical sentence of a context that cannot answer is not "required";
+   models/catalog.toml, or a user's file from `localeval calibrate`) gives each unit
+   P(required); units at or above `threshold` are selected. When none reaches it,
+   nothing is selected and the score is 0.
 
-Measured alternatives (README): asking the judge about each sentence, with its
-passage or with the whole context, and ranking all sentences from one call's
-first-token probabilities, all ranked sentences worse than word overlap does.
+Measured (README, "Judge accuracy"): the sentence verdicts of the most needed passage
+raise F1 with 10 and 1 contexts over passage verdicts alone, for about 200 prompt
+tokens a question; asking about the units of three passages costs three times that
+for no clear gain.
 """
 
 from __future__ import annotations
