@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localeval.files import read_at_most
+from localeval.errors import ConfigError
+from localeval.files import read_small_file
 
 MAX_RUBRIC_BYTES = 64 * 1024  # a task text, not a document
 
@@ -60,11 +61,9 @@ def load_rubric(path: str | Path, allowed: frozenset[str], required: frozenset[s
     """Read and check a rubric file; ValueError says what is wrong with it."""
     file = Path(path)
     try:
-        data = read_at_most(file, MAX_RUBRIC_BYTES)
-    except OSError as error:
-        raise ValueError(f"cannot read rubric file '{file}': {error.strerror or error}") from None
-    if len(data) > MAX_RUBRIC_BYTES:
-        raise ValueError(f"rubric file '{file}' is larger than {MAX_RUBRIC_BYTES // 1024} KiB")
+        data = read_small_file(file, MAX_RUBRIC_BYTES, "rubric file")
+    except ConfigError as error:  # pydantic validators report ValueError
+        raise ValueError(str(error)) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
