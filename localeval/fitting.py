@@ -137,10 +137,9 @@ def selection_objective(selections: Sequence[set[int]], gold: Sequence[set[int]]
     return (float(np.mean(answerable)) if answerable else 0.0) + unanswerable_weight * (float(np.mean(unanswerable)) if unanswerable else 0.0)
 
 
-# Fitted with both kinds of rows, the threshold that maximises F1 alone says "insufficient" on
-# about 1 in 20 unanswerable rows; weighing them 0.1 raised it on single contexts (0.15 -> 0.23
-# on HotpotQA distractors alone) at no cost in F1, while 0.25 and more cost F1 on every shape
-# (benchmarks/accuracy.py, README "Judge accuracy").
+# Fitted with both kinds of rows, the threshold that maximises F1 alone seldom says
+# "insufficient"; weighing it 0.1 raised that on a single distractor (0.07 -> 0.13) for a
+# little F1 at 3 contexts, while 0.25 cost F1 on every shape (benchmarks/explore_relevance.py).
 UNANSWERABLE_WEIGHT = 0.1
 
 

@@ -30,12 +30,12 @@ def check_language(language: str) -> str:
     return language
 
 
-# pysbd's time grows with the square of a text's length (4,000 one-word sentences took 3.3x
-# the time of 2,000), so a longer text is split window by window: pysbd splits a window of
+# pysbd's time grows with the square of a text's length (issue 20: 4,000 one-word sentences
+# took 3.6x the time of 2,000), so a longer text is split window by window: pysbd splits a window of
 # WINDOW_CHARS, every sentence but the window's last is kept, and the next window starts where
 # that last (perhaps cut off) sentence starts. Texts up to the window (nearly every retrieved
-# context) are split exactly as pysbd splits them whole; on the attribution dev set, 8 of 300
-# contexts (all over 6,000 characters of web text) split differently somewhere.
+# context) are split exactly as pysbd splits them whole; longer ones may differ at a
+# window's edge.
 WINDOW_CHARS = 6000
 
 
