@@ -12,8 +12,10 @@ question); per source; and judge seconds and prompt tokens evaluated per sample.
   held-out part): balanced accuracy, AUC; the combination is fitted on all of them at
   once, each task and each class weighing the same;
 - relevance (HotpotQA supporting facts in five shapes: 10, 3 and 1 contexts, and the
-  distractors alone): sentence precision / recall / F1 of the selection, the share of
-  "insufficient information" answers;
+  distractors alone) and squad (SQuAD 2.0 single-paragraph questions: the paragraph alone,
+  between two others of its article, and with a question it cannot answer): sentence
+  precision / recall / F1 of the selection, the share of "insufficient information"
+  answers; one rule is fitted on both, each source weighing the same;
 - plain: the hand-written cases of benchmarks/data/plain_cases.jsonl, right or wrong;
 - the combination as shipped in models/catalog.toml for this judge, applied to the
   same rows (in-sample when the catalog was fitted on them: reported as such);
@@ -79,6 +81,9 @@ EXTERNAL_SETS = {
     "vitaminc": ("vitaminc_real/test.jsonl", "vitaminc_real/test.jsonl", "SUPPORTS"),
     "fever": ("fever_symmetric/dev.jsonl", "fever_symmetric/test.jsonl", "SUPPORTS"),
 }
+# Single-paragraph questions (SQuAD 2.0, benchmarks/DATA_SOURCES.md): the answer sentence is the
+# one holding the answer span; an unanswerable question was written against the paragraph.
+SQUAD_FILE = "squad2/dev-part.json"
 SPLIT_SEED = "localeval-20261123"
 CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
 CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
@@ -171,7 +176,7 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
     return records
 
 
-RELEVANCE_SHAPES = ("10", "3", "1", "10 without gold", "1 without gold")
+RELEVANCE_SHAPES = ("10", "3", "1", "10 without gold", "1 without gold", "squad 1", "squad 3", "squad 1 without answer")
 
 
 def _shapes(row: Mapping[str, Any]) -> dict[str, list[list[str]]]:
@@ -209,12 +214,93 @@ def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[di
                     continue
                 units = _sentences({"retrieved_contexts": contexts})
                 gold = [] if "without" in shape else sorted(i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"]))
-                record = {"group": row["id"], "shape": shape, "features": score.details["features"], "gold": gold}
+                record = {"group": row["id"], "shape": shape, "source": "hotpotqa", "features": score.details["features"], "gold": gold}
                 if shape == "10":
                     record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
                 records.append(record)
         progress("relevance", number, len(rows), started)
     return records
+
+
+def read_squad(limit: int | None, held_out: bool) -> list[dict[str, Any]]:
+    """SQuAD 2.0 paragraphs (a stable half hashed to the fit, the other held out), each with one
+    of its answerable questions (hashed; with the answer's character offset) and its first unanswerable one, and
+    the article's next two paragraphs (topical distractors); `limit` paragraphs evenly spaced
+    through the hash order."""
+    path = EXTERNAL / SQUAD_FILE
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: see benchmarks/DATA_SOURCES.md for where squad comes from")
+    rows = []
+    for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
+        paragraphs = article["paragraphs"]
+        for index, paragraph in enumerate(paragraphs):
+            group = f"{article['title']}/{index}"
+            answerable = [q for q in paragraph["qas"] if not q["is_impossible"] and q["answers"]]
+            impossible = [q for q in paragraph["qas"] if q["is_impossible"]]
+            if _held_out("squad", group) != held_out or not answerable or len(paragraphs) < 3:
+                continue
+            others = [paragraphs[(index + step) % len(paragraphs)]["context"] for step in (1, 2)]
+            asked = answerable[hashlib.sha256(f"{SPLIT_SEED}:{group}".encode()).digest()[0] % len(answerable)]  # crowd workers asked in reading order: the first question is mostly about the first sentence
+            rows.append({
+                "id": f"squad/{group}", "context": paragraph["context"], "others": others,
+                "question": asked["question"], "answer_start": asked["answers"][0]["answer_start"],
+                "impossible": impossible[0]["question"] if impossible else None,
+            })
+    rows.sort(key=lambda r: hashlib.sha256(f"{SPLIT_SEED}:{r['id']}".encode()).hexdigest())
+    if limit and limit < len(rows):
+        rows = [rows[i * len(rows) // limit] for i in range(limit)]
+    return rows
+
+
+def _answer_sentence(context: str, offset: int) -> int:
+    """Which pysbd sentence of `context` holds the character at `offset`."""
+    from localeval.text import split_sentences
+
+    cursor = 0
+    sentences = split_sentences(context)
+    for index, sentence in enumerate(sentences):
+        start = context.find(sentence, cursor)
+        if start >= 0:
+            cursor = start + len(sentence)
+            if offset < cursor:
+                return index
+    return len(sentences) - 1
+
+
+def squad_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
+    """Relevance records of single-paragraph questions: the paragraph alone ("squad 1"), between
+    two other paragraphs of its article ("squad 3"), and the paragraph with a question written
+    against it that it cannot answer ("squad 1 without answer")."""
+    metric = create_metric("context_relevance")
+    records: list[dict[str, Any]] = []
+    rows = read_squad(limit, shift > 0)
+    started = time.perf_counter()
+    for number, row in enumerate(rows, start=1):
+        answer = _answer_sentence(row["context"], row["answer_start"])
+        before_answer = len(_sentences({"retrieved_contexts": row["others"][:1]}))
+        shapes = [("squad 1", row["question"], [row["context"]], [answer]),
+                  ("squad 3", row["question"], [row["others"][0], row["context"], row["others"][1]], [before_answer + answer])]
+        if row["impossible"]:
+            shapes.append(("squad 1 without answer", row["impossible"], [row["context"]], []))
+        for shape, question, contexts, gold in shapes:
+            before = judge.seconds
+            score = metric.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], judge)[0]
+            record = {"group": row["id"], "shape": shape, "source": "squad", "features": score.details["features"], "gold": gold}
+            if shape == "squad 1":
+                record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
+            records.append(record)
+        progress("squad", number, len(rows), started)
+    return records
+
+
+def source_weights(records: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Per record, so that every source's units weigh the same in a fit (HotpotQA's ten
+    paragraphs would otherwise outweigh single paragraphs forty to one)."""
+    units: dict[str, int] = {}
+    for r in records:
+        units[r["source"]] = units.get(r["source"], 0) + len(r["features"])
+    total = sum(units.values())
+    return [total / (len(units) * units[r["source"]]) for r in records]
 
 
 UNANSWERABLE = Path(__file__).resolve().parent / "data" / "unanswerable.jsonl"
@@ -243,6 +329,19 @@ def unanswerable_report(judge: CachedJudge) -> dict[str, Any]:
 
 
 PLAIN = Path(__file__).resolve().parent / "data" / "plain_cases.jsonl"
+
+
+def plain_relevance_records(judge: CachedJudge) -> list[dict[str, Any]]:
+    """The hand-written relevance cases as records (features, gold unit indices), for checking a
+    rule fitted elsewhere on them (benchmarks/explore_relevance.py); never fitted on."""
+    metric = create_metric("context_relevance")
+    records = []
+    for row in (json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()):
+        if row["kind"] == "relevance":
+            details = metric.score_batch([Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])], judge)[0].details
+            units = _sentences(row)
+            records.append({"group": row["id"], "features": details["features"], "gold": [i for i, text in enumerate(units) if text in row["required"]]})
+    return records
 
 
 def plain_report(judge: CachedJudge) -> dict[str, Any]:
@@ -347,7 +446,7 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     report: dict[str, Any] = {"cost": _cost([r for r in records if "cost" in r])}
     for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f != "judge_passage"]), ("judge", ["judge_passage"]), ("combination", RELEVANCE_FEATURES)):
         report[name] = _shape_figures(records, _relevance_cv(records, chosen))
-    report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES).table()
+    report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, row_weights=source_weights(records)).table()
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
         report["shipped"] = _shape_figures(records, [select(model.probabilities(r["features"]), 0.5) for r in records])
@@ -361,7 +460,7 @@ def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> li
         train = [r for r, f in zip(records, assignment) if f != fold]
         if not train:
             continue
-        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen)
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen, row_weights=source_weights(train))
         for index, (r, f) in enumerate(zip(records, assignment)):
             if f == fold:
                 selections[index] = select(model.probabilities(r["features"]), 0.5)
@@ -468,7 +567,7 @@ def _limits(text: str) -> dict[str, int]:
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="attribution,recall,vitaminc,fever,relevance,plain,retrieval", help="comma-separated: attribution, recall, vitaminc, fever, relevance, plain, unanswerable, retrieval")
+    parser.add_argument("--task", default="attribution,recall,vitaminc,fever,relevance,squad,plain,retrieval", help="comma-separated: attribution, recall, vitaminc, fever, relevance, squad, plain, unanswerable, retrieval")
     parser.add_argument("--limit", type=_limits, default={}, help="rows per task, evenly spaced: N for every task, or TASK=N,... (default: the whole dev split)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
@@ -485,8 +584,10 @@ def main(argv: Iterable[str] | None = None) -> None:
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
     if verdict_tasks:
         report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY))
-    if "relevance" in tasks:
-        report["relevance"] = relevance_report(relevance_rows(judge, limit("relevance", limit("*")), args.shift), shipped.get(RELEVANCE_KEY))
+    if "relevance" in tasks or "squad" in tasks:
+        records = relevance_rows(judge, limit("relevance", limit("*")), args.shift) if "relevance" in tasks else []
+        records += squad_rows(judge, limit("squad", limit("*")), args.shift) if "squad" in tasks else []
+        report["relevance"] = relevance_report(records, shipped.get(RELEVANCE_KEY))
     if "unanswerable" in tasks:
         report["unanswerable"] = unanswerable_report(judge)
     if "plain" in tasks:

@@ -1,12 +1,13 @@
 """The context_relevance variants the README reports, from the cached judge answers (no model).
 
-For HotpotQA questions in every shape (10, 3 and 1 contexts; distractors only), each
-feature set is fitted and cross-validated by question (10 folds) with the selection
-threshold chosen for F1 plus a weight on saying "insufficient information" where nothing
-answers; per shape it prints F1 or the "insufficient" share.
+For HotpotQA questions in every shape (10, 3 and 1 contexts; distractors only) and SQuAD 2.0
+single-paragraph questions (alone, among three, unanswerable), each feature set is fitted
+and cross-validated by question (10 folds; each source weighing the same) with the
+selection threshold chosen for F1 plus a weight on saying "insufficient information" where
+nothing answers; per shape it prints F1 or the "insufficient" share.
 
-    python benchmarks/accuracy.py --task relevance --limit 30     # fills the judge cache once
-    python benchmarks/explore_relevance.py --limit 30
+    python benchmarks/accuracy.py --task relevance,squad --limit relevance=30,squad=40   # fills the judge cache once
+    python benchmarks/explore_relevance.py --limit relevance=30,squad=40
 """
 
 from __future__ import annotations
@@ -24,14 +25,20 @@ from localeval.fitting import FOLDS, fit_selection, folds_by_group, select, sele
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 
-WITHOUT_UNITS = [f for f in FEATURES if f not in ("judge_sentence", "judge_sentence_gap", "named_by_pronoun")]
+SENTENCE_VERDICTS = ("judge_sentence", "judge_sentence_gap")
+CHOICE = ("judge_choice", "judge_none")
+BASE = [f for f in FEATURES if f not in (*SENTENCE_VERDICTS, *CHOICE)]
 VARIANTS = {
-    "no sentence verdicts": WITHOUT_UNITS,
-    "+ sentence verdict": [*WITHOUT_UNITS, "judge_sentence"],
-    "+ sentence verdict gap to the best": [*WITHOUT_UNITS, "judge_sentence_gap"],
-    "+ both": [*WITHOUT_UNITS, "judge_sentence", "judge_sentence_gap"],
-    "+ both + named by a pronoun (shipped)": list(FEATURES),
-    "shipped without opens_passage": [f for f in FEATURES if f != "opens_passage"],
+    "no sentence-level judge signal": BASE,
+    "+ a Yes/No verdict per sentence and its gap to the best": [*BASE, *SENTENCE_VERDICTS],
+    "+ the judge's choice among the sentences": [*BASE, *CHOICE],
+    "+ both": list(FEATURES),
+    "both, without subject_asked": [f for f in FEATURES if f != "subject_asked"],
+    "both, without the unit's own word overlap": [f for f in FEATURES if f not in ("overlap", "overlap_vs_best", "focus_vs_best")],
+    "both, overlap beyond the subject instead of all overlap": [f for f in FEATURES if f not in ("overlap", "overlap_vs_best")],
+    "both, without overlap beyond the subject": [f for f in FEATURES if f != "focus_vs_best"],
+    "judge only within the passage (no unit overlap, opening or new facts)": [f for f in FEATURES if f not in ("overlap", "overlap_vs_best", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")],
+    "both, without opens_passage and subject_asked": [f for f in FEATURES if f not in ("opens_passage", "subject_asked")],
 }
 
 
@@ -39,18 +46,26 @@ def _no_model() -> None:
     raise SystemExit("a judge answer is not cached: run benchmarks/accuracy.py --task relevance with the same --limit first")
 
 
+def plain_right(records: list[dict], plain: list[dict], features: list[str], weight: float) -> int:
+    """Hand-written cases (never fitted on) whose selection is exactly right, under the rule fitted on all `records`."""
+    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, weight, accuracy.source_weights(records))
+    return sum(select(model.probabilities(r["features"]), 0.5) == set(r["gold"]) for r in plain)
+
+
 def figures(records: list[dict], features: list[str], weight: float) -> str:
     folds = folds_by_group([r["group"] for r in records], FOLDS)
     selections: list[set[int]] = [set() for _ in records]
     for fold in range(FOLDS):
         train = [r for r, f in zip(records, folds) if f != fold]
-        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, weight)
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, weight, accuracy.source_weights(train))
         for index, (r, f) in enumerate(zip(records, folds)):
             if f == fold:
                 selections[index] = select(model.probabilities(r["features"]), 0.5)
     cells = []
     for shape in accuracy.RELEVANCE_SHAPES:
         picked = [(s, set(r["gold"])) for s, r in zip(selections, records) if r["shape"] == shape]
+        if not picked:
+            continue
         if "without" in shape:
             cells.append(f"[{shape}] insufficient {statistics.fmean(not s for s, _ in picked):.2f}")
         else:
@@ -60,15 +75,19 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=int, default=30)
+    parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
     parser.add_argument("--weights", default="0,0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
     args = parser.parse_args()
     path, _ = resolve_model(None)
     judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
-    records = accuracy.relevance_rows(judge, args.limit, 0)
+    limit = args.limit.get
+    records = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 0) if limit("relevance", limit("*")) != 0 else []
+    records += accuracy.squad_rows(judge, limit("squad", limit("*")), 0) if limit("squad", limit("*")) != 0 else []
+    plain = accuracy.plain_relevance_records(judge)
     for weight in (float(w) for w in args.weights.split(",")):
         for name, features in VARIANTS.items():
-            print(f"weight {weight:<5} {name:<40} {figures(records, features, weight)}", flush=True)
+            right = plain_right(records, plain, features, weight)
+            print(f"weight {weight:<5} {name:<56} {figures(records, features, weight)}   plain {right} of {len(plain)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -143,11 +143,19 @@ def selection_objective(selections: Sequence[set[int]], gold: Sequence[set[int]]
 UNANSWERABLE_WEIGHT = 0.1
 
 
-def fit_selection(rows: Sequence[Sequence[Mapping[str, float]]], gold: Sequence[set[int]], features: Sequence[str], unanswerable_weight: float = UNANSWERABLE_WEIGHT) -> Fit:
-    """A per-unit logistic model of "required", with the selection threshold that maximises
-    `selection_objective` over the rows folded into its intercept (so 0.5 selects)."""
-    units = [(f, int(i in g)) for unit_rows, g in zip(rows, gold) for i, f in enumerate(unit_rows)]
-    model = fit_logistic([f for f, _ in units], [y for _, y in units], [1.0] * len(units), features)
+def fit_selection(
+    rows: Sequence[Sequence[Mapping[str, float]]],
+    gold: Sequence[set[int]],
+    features: Sequence[str],
+    unanswerable_weight: float = UNANSWERABLE_WEIGHT,
+    row_weights: Sequence[float] | None = None,
+) -> Fit:
+    """A per-unit logistic model of "required" (each unit weighing its row's weight: 1 unless
+    given), with the selection threshold that maximises `selection_objective` over the rows
+    folded into its intercept (so 0.5 selects)."""
+    weights = row_weights if row_weights is not None else [1.0] * len(rows)
+    units = [(f, int(i in g), w) for unit_rows, g, w in zip(rows, gold, weights) for i, f in enumerate(unit_rows)]
+    model = fit_logistic([f for f, _, _ in units], [y for _, y, _ in units], [w for _, _, w in units], features)
     probabilities = [model.probabilities(unit_rows) for unit_rows in rows]
 
     def objective(threshold: float) -> float:

@@ -70,10 +70,14 @@ class ScriptedJudge:
         return max(1, len(text) // 4)
 
     def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Usage]:
-        """The script's probability for the first option (Yes), the rest for the second."""
+        """Yes/No: the script's probability for the first option (Yes), the rest for the second.
+        A numbered choice ("0" for none, then one option per sentence): the script's probability
+        shared evenly by the sentences, the rest for "0" (saying yes to everything picks no one)."""
         self.calls.append(messages)
-        first = float(self._verdict(messages))
-        return [first, 1.0 - first, *[0.0] * (len(options) - 2)], self._usage(messages)
+        value = float(self._verdict(messages))
+        if len(options) > 2:
+            return [1.0 - value, *[value / (len(options) - 1)] * (len(options) - 1)], self._usage(messages)
+        return [value, 1.0 - value], self._usage(messages)
 
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = 512) -> tuple[T, Usage]:
         self.calls.append(messages)

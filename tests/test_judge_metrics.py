@@ -38,8 +38,11 @@ def document_of(messages):
 
 
 def asked_paragraph(messages):
-    """The paragraph a relevance prompt asks about."""
-    return messages[-1]["content"].split("Paragraph: ", 1)[1].split("\n\nDoes the paragraph", 1)[0]
+    """The paragraph a relevance prompt asks about (for a choice among sentences: the sentences)."""
+    content = messages[-1]["content"]
+    if "\n\nSentences:\n" in content:
+        return " ".join(line.split(". ", 1)[1] for line in content.split("\n\nSentences:\n", 1)[1].split("\n\n", 1)[0].splitlines())
+    return content.split("Paragraph: ", 1)[1].split("\n\nDoes the paragraph", 1)[0]
 
 
 # -- context_recall ---------------------------------------------------------------
@@ -197,6 +200,19 @@ def test_each_paragraph_is_judged_once_on_its_own_question_first():
     assert all(call[-1]["content"].startswith("Question: What does passage 3 say?\n\nParagraph: ") for call in judge.calls)
 
 
+def test_the_judge_picks_among_the_most_needed_paragraphs_sentences_nine_at_a_time():
+    twelve = " ".join(f"Acme fact number {i} is here." for i in range(1, 13))
+    sample = Sample(user_input="Which Acme fact?", retrieved_contexts=[twelve, "Other text. More of it."])
+    judge = relevance_judge("Acme fact")
+    features = create_metric("context_relevance").score_batch([sample], judge)[0].details["features"]
+    choices = [c for c in judge.calls if "\n\nSentences:\n" in c[-1]["content"]]
+    assert [asked_paragraph(c).count("Acme fact") for c in choices] == [9, 3]  # windows of at most 9: one token per number
+    assert choices[0][-1]["content"].split("Sentences:\n", 1)[1].startswith("1. Acme fact number 1 is here.\n2. ")
+    assert all(f["judge_choice"] == pytest.approx(0.0) for f in features)  # the script prefers no sentence: no preference
+    assert all(f["judge_none"] == pytest.approx(math.log(0.001 / 0.999), abs=1e-3) for f in features)  # it does say one answers
+    assert len(features) == 14 and all(not asked_paragraph(c).startswith("Other") for c in choices)  # only the most needed paragraph
+
+
 def test_a_paragraph_too_long_for_the_window_is_judged_in_pieces_and_counts_by_its_best():
     texts = [f"Sentence number {i} says something long enough." for i in range(40)]
     long = Sample(user_input="q?", retrieved_contexts=[" ".join(texts)])
@@ -217,3 +233,17 @@ def test_sentences_split_in_threads_are_each_texts_own():
     expected = [split_sentences(t) for t in texts]
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(split_sentences, texts)) == expected
+
+
+def test_a_question_that_names_the_subject_does_not_need_the_sentence_introducing_it():
+    from localeval.evidence import content_words
+    from localeval.metrics.relevance import _focus_overlap, _subject_asked, _units
+
+    asked = set(content_words("How tall is Mount Everest?"))
+    assert _subject_asked(asked, "Mount Everest is located in the Himalayas.", "en") == 1.0
+    assert _subject_asked(asked, "The Eiffel Tower is in Paris.", "en") == 0.0  # a subject the question does not name
+    assert _subject_asked(set(content_words("Through which countries does the Amazon flow?")), "The Amazon River in South America is long.", "en") == 0.5
+    assert _subject_asked(asked, "in 1953, it was climbed.", "en") == 0.0  # no name: nothing to compare
+    sample = Sample(user_input="How tall is Mount Everest?", retrieved_contexts=["Mount Everest is in Nepal. The summit of Everest is 8,849 metres tall."])
+    # the question's words beyond the subject ("tall") are in the answer, not in the sentence that names the subject
+    assert _focus_overlap(sample.user_input, _units(sample, "sentence", "en"), "en") == [0.0, 1.0]

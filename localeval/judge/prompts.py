@@ -48,6 +48,16 @@ RELEVANCE_SENTENCE_USER = (
     "Does this sentence itself state information needed to answer the question? Answer Yes or No."
 )
 
+# One choice among a passage's sentences, read from the first answer token's distribution
+# over the numbers (FIRST, arXiv 2406.15657): asked one sentence at a time, a 1.5B judge
+# says Yes to most sentences of an on-topic paragraph; made to pick one, it puts its mass
+# on the sentence that states the answer. "0" is a way out: no sentence answers.
+CHOICE_OPTIONS = tuple(str(n) for n in range(10))  # "0" (none) and at most 9 sentences: one token each
+RELEVANCE_CHOICE_USER = (
+    "Question: {question}\n\nSentences:\n{numbered}\n\n"
+    "Which sentence states the answer to the question? Answer with its number only, or 0 if none of them does."
+)
+
 CLAIMS_SYSTEM = "You break an answer into short, self-contained factual claims. Reply with JSON only."
 CLAIMS_USER = (
     "Question: {question}\n\n"
@@ -81,6 +91,12 @@ def relevance_messages(paragraph: str, question: str, rubric: Rubric | None = No
 
 def relevance_sentence_messages(paragraph: str, sentence: str, question: str) -> list[Message]:
     return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": RELEVANCE_SENTENCE_USER.format(question=question, paragraph=paragraph, sentence=sentence)}]
+
+
+def relevance_choice_messages(sentences: list[str], question: str) -> list[Message]:
+    """At most len(CHOICE_OPTIONS) - 1 sentences, numbered from 1."""
+    numbered = "\n".join(f"{number}. {sentence}" for number, sentence in enumerate(sentences, start=1))
+    return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": RELEVANCE_CHOICE_USER.format(question=question, numbered=numbered)}]
 
 
 def claims_messages(question: str, reference: str) -> list[Message]:

@@ -46,13 +46,17 @@ def rubric_tokens(judge: Judge, rubric: Rubric | None) -> int:
     return judge.count_tokens(rubric.text) if rubric is not None else 0
 
 
+def check_probabilities(probabilities: Sequence[float]) -> None:
+    """A probability that is not a number in [0, 1] (a model whose logits are NaN, a server's
+    NaN) is an error for the sample: clamping it would read NaN as certainty."""
+    if not all(math.isfinite(p) and 0.0 <= p <= 1.0 for p in probabilities):
+        raise JudgeError(f"the judge's verdict probabilities are not numbers in [0, 1] ({list(probabilities)}); its answer cannot be read")
+
+
 def yes_log_odds(judge: Judge, messages: list[Message]) -> tuple[float, Usage]:
-    """log(P(Yes) / P(No)) for the judge's first answer token. A probability that is not a
-    number in [0, 1] (a model whose logits are NaN, a server's NaN) is an error for the
-    sample: clamping it would read NaN as certainty."""
+    """log(P(Yes) / P(No)) for the judge's first answer token (checked: check_probabilities)."""
     (yes, no), usage = judge.choose(messages, "", (YES, NO))
-    if not (math.isfinite(yes) and math.isfinite(no) and 0.0 <= yes <= 1.0 and 0.0 <= no <= 1.0):
-        raise JudgeError(f"the judge's verdict probabilities are not numbers in [0, 1] (Yes {yes}, No {no}); its answer cannot be read")
+    check_probabilities([yes, no])
     yes = min(max(yes, PROBABILITY_FLOOR), 1 - PROBABILITY_FLOOR)
     return math.log(yes / (1 - yes)), usage
 

@@ -49,9 +49,16 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from localeval.calibration import LogisticModel
 from localeval.evidence import content_words, names, numbers, weighted_words
 from localeval.judge import Judge
-from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED, relevance_messages, relevance_sentence_messages
+from localeval.judge.prompts import (
+    CHOICE_OPTIONS,
+    RELEVANCE_PLACEHOLDERS,
+    RELEVANCE_REQUIRED,
+    relevance_choice_messages,
+    relevance_messages,
+    relevance_sentence_messages,
+)
 from localeval.metrics.base import Metric, Score, ShareOption
-from localeval.metrics.judging import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
+from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
 from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
@@ -63,12 +70,13 @@ SENTENCE_PASSAGES = 1  # ...and it is the one it finds most needed: about 200 to
 # For a judge without a fitted rule: the judge's passage verdict and the question's
 # words in the unit and its passage; round numbers of the fitted models' size.
 # The features every unit gets, in this order; a calibration must weigh each of them.
-FEATURES = ("judge_passage", "judge_sentence", "judge_sentence_gap", "overlap", "overlap_vs_best", "passage_overlap", "bridge", "opens_passage", "named_by_pronoun", "new_facts")
+FEATURES = ("judge_passage", "judge_sentence", "judge_sentence_gap", "judge_choice", "judge_none", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
 DEFAULT_CALIBRATION = LogisticModel(
     intercept=-5.0,
-    weights={"judge_passage": 1.5, "judge_sentence": 0.0, "judge_sentence_gap": 0.0, "overlap": 1.5, "overlap_vs_best": 1.5, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "named_by_pronoun": 0.0, "new_facts": 0.7},
+    weights={"judge_passage": 1.5, "judge_sentence": 0.0, "judge_sentence_gap": 0.0, "judge_choice": 0.0, "judge_none": 0.0, "overlap": 1.5, "overlap_vs_best": 1.5, "focus_vs_best": 0.0, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "subject_asked": 0.0, "named_by_pronoun": 0.0, "new_facts": 0.7},
 )
 DEFAULT_THRESHOLD = 0.5
+CHOICE_FLOOR = 1e-3  # a sentence's share of the choice below this says nothing more
 
 
 class RelevanceParams(BaseModel):
@@ -155,6 +163,46 @@ def _starts_with_pronoun(text: str) -> bool:
     return first.strip("\"'(") in PRONOUNS
 
 
+SUBJECT_WORDS = 8  # the subject a passage opens with is named within its first words
+_CONNECTORS = frozenset("of the and de von van del la".split())
+
+
+def _subject_words(opening: str, language: str) -> tuple[str, ...]:
+    """The content words of the name an opening sentence starts with: its first run of
+    capitalised words, within SUBJECT_WORDS words ("Mount Everest", "The Eiffel Tower")."""
+    run: list[str] = []
+    for word in opening.split()[:SUBJECT_WORDS]:
+        bare = word.strip("\"'(),.;:")
+        if bare[:1].isupper() or (run and bare in _CONNECTORS):
+            run.append(bare)
+        elif run and content_words(" ".join(run), language):
+            break
+        else:
+            run = []
+    return content_words(" ".join(run), language)
+
+
+def _subject_asked(asked_words: set[str], opening: str, language: str) -> float:
+    """Share of the subject's words (`_subject_words`) that the question mentions. A question
+    that names the subject itself ("How tall is Mount Everest?") does not need the sentence that
+    introduces it; a two-hop question describes the subject instead of naming it, and needs
+    that sentence to identify it (HotpotQA's labels)."""
+    named = _subject_words(opening, language)
+    return sum(1 for word in named if word in asked_words) / len(named) if named else 0.0
+
+
+def _focus_overlap(question: str, units: Sequence[_Unit], language: str) -> list[float]:
+    """Share of the question's words other than the passages' subjects (what it asks about the
+    subject: "tall", "completed") found in each unit, words weighted by rarity: the unit that
+    names the subject matches the question's subject words without answering it."""
+    subjects = {word for u in units if u.opens_passage for word in _subject_words(u.text, language)}
+    focus = {word: weight for word, weight in weighted_words(question, language).items() if word not in subjects}
+    mass = sum(focus.values())
+    if not mass:
+        return [0.0] * len(units)
+    return [sum(w for word, w in focus.items() if word in content_words(u.text, language)) / mass for u in units]
+
+
 NEW_FACTS_CAP = 4  # names and numbers beyond this many say nothing more
 
 
@@ -209,14 +257,42 @@ class ContextRelevance(Metric[RelevanceParams]):
             texts.append(" ".join(sentences) if len(pieces) == 1 else None)
         return verdicts, texts, prompts
 
-    def _judge_units(self, units: Sequence[_Unit], judge_passage: Mapping[int, float], texts: Mapping[int, str | None], judge: Judge, question: str, tally: UsageTally) -> list[float]:
-        """Each unit's own verdict, asked after its paragraph (a cached prefix), for the units of the
-        SENTENCE_PASSAGES passage(s) the judge finds most needed (log-odds >= SENTENCE_GATE) that fit
-        in one prompt; every other unit keeps its passage's verdict. Whole contexts as units have
-        no parts to ask about, and a user's rubric replaces the task with its own words, which
-        say nothing about sentences: then no unit is asked about."""
+    def _asked_passages(self, judge_passage: Mapping[int, float], texts: Mapping[int, str | None]) -> set[int]:
+        """The SENTENCE_PASSAGES passage(s) the judge finds most needed (log-odds >= SENTENCE_GATE)
+        that fit in one prompt: their units are asked about. Whole contexts as units have no parts
+        to ask about, and a user's rubric replaces the task with its own words, which say nothing
+        about sentences: then no unit is asked about."""
+        if self.params.unit == "chunk" or self.params.rubric is not None:
+            return set()
         asked = sorted((p for p, v in judge_passage.items() if v >= SENTENCE_GATE and texts[p] is not None), key=lambda p: (-judge_passage[p], p))
-        chosen = set(asked[:SENTENCE_PASSAGES]) if self.params.unit != "chunk" and self.params.rubric is None else set()
+        return set(asked[:SENTENCE_PASSAGES])
+
+    def _judge_choice(self, units: Sequence[_Unit], chosen: set[int], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], float]:
+        """The judge made to pick the sentence that states the answer, among the units of the
+        `chosen` passages (in windows of at most 9, one prompt each, "0" for none): each unit's
+        log of its share of the sentences' probability times their number (0 = no preference,
+        and for every unit not asked about), and the log-odds that none answers (the least
+        over the windows; 0 when nothing was asked)."""
+        values = [0.0] * len(units)
+        none = math.inf
+        window = len(CHOICE_OPTIONS) - 1
+        for passage in sorted(chosen):
+            members = [i for i, u in enumerate(units) if u.passage == passage]
+            for start in range(0, len(members), window):
+                part = members[start : start + window]
+                options = CHOICE_OPTIONS[: len(part) + 1]
+                probabilities, usage = judge.choose(relevance_choice_messages([units[i].text for i in part], question), "", options)
+                tally.add(usage)
+                check_probabilities(probabilities)
+                answering = sum(probabilities[1:])
+                for i, p in zip(part, probabilities[1:]):
+                    values[i] = math.log(max(p / answering if answering > 0 else 0.0, CHOICE_FLOOR) * len(part))
+                none = min(none, math.log(max(probabilities[0], PROBABILITY_FLOOR) / max(answering, PROBABILITY_FLOOR)))
+        return values, (none if math.isfinite(none) else 0.0)
+
+    def _judge_units(self, units: Sequence[_Unit], judge_passage: Mapping[int, float], texts: Mapping[int, str | None], chosen: set[int], judge: Judge, question: str, tally: UsageTally) -> list[float]:
+        """Each unit's own verdict, asked after its paragraph (a cached prefix), for the units of the
+        `chosen` passages; every other unit keeps its passage's verdict."""
         values = []
         for u in units:
             paragraph = texts[u.passage]
@@ -239,22 +315,30 @@ class ContextRelevance(Metric[RelevanceParams]):
         judged = sorted({u.passage for u in units})
         verdicts, texts, prompts = self._judge_passages([passages[p] for p in judged], judge, question, tally)
         judge_passage = dict(zip(judged, verdicts))
-        judge_unit = self._judge_units(units, judge_passage, dict(zip(judged, texts)), judge, question, tally)
+        chosen = self._asked_passages(judge_passage, dict(zip(judged, texts)))
+        judge_unit = self._judge_units(units, judge_passage, dict(zip(judged, texts)), chosen, judge, question, tally)
+        judge_choice, judge_none = self._judge_choice(units, chosen, judge, question, tally)
         best_unit = max(judge_unit)  # a lenient judge says Yes to every sentence: how far below the best one says more
         overlap, passage_overlap, bridge = _question_overlap(question, units, len(passages), params.language)
         overlap_vs_best = _relative(overlap)
+        focus_vs_best = _relative(_focus_overlap(question, units, params.language))
         referred = {u.passage for u in units if not u.opens_passage and _starts_with_pronoun(u.text)}
         asked = question.lower()
+        asked_words = set(content_words(question, params.language))
         features = [
             {
                 "judge_passage": judge_passage[u.passage],
                 "judge_sentence": judge_unit[i],
                 "judge_sentence_gap": judge_unit[i] - best_unit,
+                "judge_choice": judge_choice[i],
+                "judge_none": judge_none,
                 "overlap": overlap[i],
                 "overlap_vs_best": overlap_vs_best[i],
+                "focus_vs_best": focus_vs_best[i],
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
+                "subject_asked": _subject_asked(asked_words, u.text, params.language) if u.opens_passage else 0.0,
                 "named_by_pronoun": float(u.opens_passage and u.passage in referred),
                 "new_facts": _new_facts(asked, u.text),
             }
