@@ -443,7 +443,7 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     per unit, fitted on every shape at once (the shapes without gold teach it when nothing is
     required), with the selection threshold that maximises the mean selection score (F1, and for a
     shape without gold 1 for "insufficient information") folded into the intercept."""
-    report: dict[str, Any] = {"cost": _cost([r for r in records if "cost" in r])}
+    report: dict[str, Any] = {"cost": {source: _cost([r for r in records if "cost" in r and r["source"] == source]) for source in sorted({r["source"] for r in records})}}
     for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f != "judge_passage"]), ("judge", ["judge_passage"]), ("combination", RELEVANCE_FEATURES)):
         report[name] = _shape_figures(records, _relevance_cv(records, chosen))
     report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, row_weights=source_weights(records)).table()
@@ -519,7 +519,7 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"  judge errors: {v['errors']}")
     if "relevance" in report:
         r = report["relevance"]
-        print("\ncontext relevance, HotpotQA by shape (contexts retrieved): sentence precision / recall / F1 where the gold is present,")
+        print("\ncontext relevance by shape (HotpotQA: contexts retrieved; SQuAD 2.0): sentence precision / recall / F1 where the gold is present,")
         print("'insufficient information' share where it is not; 10-fold cross-validated by question")
         for name in ("evidence", "judge", "combination", "shipped"):
             if name in r:
@@ -531,7 +531,9 @@ def print_report(report: dict[str, Any]) -> None:
                         cells.append(f"[{shape}] insufficient {fmt(f['insufficient'])}")
                 print(f"  {name:<12} " + "   ".join(cells))
         print(f"  fitted on all rows: {r['fit']} (selection threshold folded into the intercept)")
-        print(f"  10 contexts: {fmt(r['cost'].get('seconds'))} judge seconds, {fmt(r['cost'].get('calls'))} calls and {fmt(r['cost'].get('prompt_evaluated'))} prompt tokens evaluated per question")
+        for source, cost in r["cost"].items():
+            shape = "HotpotQA, 10 contexts" if source == "hotpotqa" else "SQuAD, 1 context"
+            print(f"  {shape}: {fmt(cost.get('seconds'))} judge seconds, {fmt(cost.get('calls'))} calls and {fmt(cost.get('prompt_evaluated'))} prompt tokens evaluated per question")
     if "unanswerable" in report:
         u = report["unanswerable"]
         print(f"\nunanswerable questions (benchmarks/data/unanswerable.jsonl, {u['n']} hand-written, shipped calibration): "

@@ -25,20 +25,17 @@ from localeval.fitting import FOLDS, fit_selection, folds_by_group, select, sele
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 
-SENTENCE_VERDICTS = ("judge_sentence", "judge_sentence_gap")
 CHOICE = ("judge_choice", "judge_none")
-BASE = [f for f in FEATURES if f not in (*SENTENCE_VERDICTS, *CHOICE)]
+BASE = [f for f in FEATURES if f not in CHOICE]
 VARIANTS = {
     "no sentence-level judge signal": BASE,
-    "+ a Yes/No verdict per sentence and its gap to the best": [*BASE, *SENTENCE_VERDICTS],
-    "+ the judge's choice among the sentences": [*BASE, *CHOICE],
-    "+ both": list(FEATURES),
-    "both, without subject_asked": [f for f in FEATURES if f != "subject_asked"],
-    "both, without the unit's own word overlap": [f for f in FEATURES if f not in ("overlap", "overlap_vs_best", "focus_vs_best")],
-    "both, overlap beyond the subject instead of all overlap": [f for f in FEATURES if f not in ("overlap", "overlap_vs_best")],
-    "both, without overlap beyond the subject": [f for f in FEATURES if f != "focus_vs_best"],
-    "judge only within the passage (no unit overlap, opening or new facts)": [f for f in FEATURES if f not in ("overlap", "overlap_vs_best", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")],
-    "both, without opens_passage and subject_asked": [f for f in FEATURES if f not in ("opens_passage", "subject_asked")],
+    "+ the judge's choice among the sentences (shipped)": list(FEATURES),
+    "shipped, without 'none'": [f for f in FEATURES if f != "judge_none"],
+    "shipped, without the subject features": [f for f in FEATURES if f not in ("subject_asked", "focus_vs_best")],
+    "shipped, without opens_passage and subject_asked": [f for f in FEATURES if f not in ("opens_passage", "subject_asked")],
+    "the judge only within the passage (no unit overlap, opening or new facts)": [
+        f for f in FEATURES if f not in ("overlap", "overlap_vs_best", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
+    ],
 }
 
 
@@ -76,7 +73,7 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
-    parser.add_argument("--weights", default="0,0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
+    parser.add_argument("--weights", default="0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
     args = parser.parse_args()
     path, _ = resolve_model(None)
     judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})

@@ -36,7 +36,7 @@ def test_a_table_naming_a_feature_the_metric_lacks_is_an_error_before_scoring(wr
 
 def test_a_catalog_table_that_omits_a_feature_is_an_error_not_ignored():
     judge = ScriptedJudge(lambda m: 0.9, calibration={"relevance": {"intercept": 0, "weights": {"judge_passage": 1.0}}})
-    with pytest.raises(ConfigError, match="no weight for judge_sentence"):  # never scored with half a table
+    with pytest.raises(ConfigError, match="no weight for judge_choice"):  # never scored with half a table
         evaluate([SAMPLE], ["context_relevance"], judge=judge)
 
 

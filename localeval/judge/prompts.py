@@ -39,15 +39,6 @@ RELEVANCE_USER = (
     "Does the paragraph contain information needed to answer the question? Answer Yes or No."
 )
 
-# A sentence of a paragraph the judge found needed, asked after the same question and
-# paragraph (a cached prefix: each sentence costs only its own tokens). Without it, within
-# one needed paragraph only word overlap tells the answering sentence from its neighbours,
-# which with one retrieved context selected the whole paragraph (benchmarks/data/plain_cases.jsonl).
-RELEVANCE_SENTENCE_USER = (
-    "Question: {question}\n\nParagraph: {paragraph}\n\nSentence: {sentence}\n\n"
-    "Does this sentence itself state information needed to answer the question? Answer Yes or No."
-)
-
 # One choice among a passage's sentences, read from the first answer token's distribution
 # over the numbers (FIRST, arXiv 2406.15657): asked one sentence at a time, a 1.5B judge
 # says Yes to most sentences of an on-topic paragraph; made to pick one, it puts its mass
@@ -87,10 +78,6 @@ def attribution_messages(document: str, statement: str, question: str | None, ru
 def relevance_messages(paragraph: str, question: str, rubric: Rubric | None = None) -> list[Message]:
     user = rubric.fill(question=question, paragraph=paragraph) if rubric is not None else RELEVANCE_USER.format(question=question, paragraph=paragraph)
     return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": user}]
-
-
-def relevance_sentence_messages(paragraph: str, sentence: str, question: str) -> list[Message]:
-    return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": RELEVANCE_SENTENCE_USER.format(question=question, paragraph=paragraph, sentence=sentence)}]
 
 
 def relevance_choice_messages(sentences: list[str], question: str) -> list[Message]:

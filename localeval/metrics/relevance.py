@@ -13,28 +13,29 @@ Every unit is scored, then a rule selects:
    after the question, and answers whether it contains information needed to
    answer: one token, read from the logits. (A passage too long for the window is
    judged in pieces and counts by its best piece.)
-2. Then each unit of the passage it finds most needed is asked about, after the same
-   question and passage (a cached prefix, so each costs its own tokens): its verdict,
-   and its gap to the best unit's (a lenient judge says Yes to most sentences of an
-   on-topic passage, but ranks the answering one first).
+2. Then the judge is made to pick, among the numbered units of the passage it finds
+   most needed, the one that states the answer, or "0" for none: one prompt, and the
+   first answer token's distribution over the numbers. Asked one sentence at a time,
+   a 1.5B judge says Yes to most sentences of an on-topic passage; made to choose, it
+   puts its mass on the answering one, and "0" says when none does.
 3. Evidence: how much of the question each unit and each passage mentions, each
    word weighted by how rare it is in English and how few passages share it (the
-   same meaning for one context as for ten); whether the unit opens its passage (the
-   sentence that names what the others refer to), and whether a later sentence of it
-   starts with a pronoun; a bridge: how strongly the best-matching passage mentions
-   what another passage's opening unit names (a two-hop question's second passage);
-   and the names and numbers the unit brings that the question does not mention.
+   same meaning for one context as for ten), and how much of what the question asks
+   beyond the passages' subjects each unit mentions; whether the unit opens its
+   passage (the sentence that names what the others refer to), whether the question
+   names that subject itself, and whether a later sentence starts with a pronoun; a
+   bridge: how strongly the best-matching passage mentions what another passage's
+   opening unit names (a two-hop question's second passage); and the names and
+   numbers the unit brings that the question does not mention.
 4. A logistic model over those FEATURES (fitted per judge on HotpotQA in five shapes,
-   with 10, 3 and 1 contexts and with the supporting paragraphs removed, so that a
-   topical sentence of a context that cannot answer is not "required";
-   models/catalog.toml, or a user's file from `localeval calibrate`) gives each unit
-   P(required); units at or above `threshold` are selected. When none reaches it,
-   nothing is selected and the score is 0.
+   with 10, 3 and 1 contexts and with the supporting paragraphs removed, and on SQuAD 2.0
+   single paragraphs, alone, among three and with questions they cannot answer, each
+   source weighing the same; models/catalog.toml, or a user's file from `localeval
+   calibrate`) gives each unit P(required); units at or above `threshold` are selected.
+   When none reaches it, nothing is selected and the score is 0.
 
-Measured (README, "Judge accuracy"): the sentence verdicts of the most needed passage
-raise F1 with 10 and 1 contexts over passage verdicts alone, for about 200 prompt
-tokens a question; asking about the units of three passages costs three times that
-for no clear gain.
+Measured (README, "Judge accuracy"): the choice replaced a Yes/No verdict per sentence
+of the same passage, for fewer prompt tokens and higher F1 on single paragraphs.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ from localeval.judge.prompts import (
     RELEVANCE_REQUIRED,
     relevance_choice_messages,
     relevance_messages,
-    relevance_sentence_messages,
 )
 from localeval.metrics.base import Metric, Score, ShareOption
 from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
@@ -65,15 +65,15 @@ from localeval.text import check_language, split_sentences
 
 CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
-SENTENCE_GATE = 0.0  # a passage's units are asked about when the judge says the passage is needed (P(Yes) >= 0.5)...
-SENTENCE_PASSAGES = 1  # ...and it is the one it finds most needed: about 200 tokens more a question, whatever the number of contexts
-# For a judge without a fitted rule: the judge's passage verdict and the question's
-# words in the unit and its passage; round numbers of the fitted models' size.
+CHOICE_GATE = 0.0  # the judge picks among a passage's units when it says the passage is needed (P(Yes) >= 0.5)...
+CHOICE_PASSAGES = 1  # ...and it is the one it finds most needed: one more read of that passage, whatever the number of contexts
+# For a judge without a fitted rule (a GGUF file not in the catalog, and qwen2.5-coder-0.5b,
+# not refitted for these features): round numbers of the default judge's fitted weights.
 # The features every unit gets, in this order; a calibration must weigh each of them.
-FEATURES = ("judge_passage", "judge_sentence", "judge_sentence_gap", "judge_choice", "judge_none", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
+FEATURES = ("judge_passage", "judge_choice", "judge_none", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
 DEFAULT_CALIBRATION = LogisticModel(
-    intercept=-5.0,
-    weights={"judge_passage": 1.5, "judge_sentence": 0.0, "judge_sentence_gap": 0.0, "judge_choice": 0.0, "judge_none": 0.0, "overlap": 1.5, "overlap_vs_best": 1.5, "focus_vs_best": 0.0, "passage_overlap": 2.5, "bridge": 2.0, "opens_passage": 1.0, "subject_asked": 0.0, "named_by_pronoun": 0.0, "new_facts": 0.7},
+    intercept=-4.0,
+    weights={"judge_passage": 1.3, "judge_choice": 0.4, "judge_none": 0.0, "overlap": 0.3, "overlap_vs_best": 3.0, "focus_vs_best": 0.2, "passage_overlap": 0.0, "bridge": -1.0, "opens_passage": 0.5, "subject_asked": -0.2, "named_by_pronoun": -0.5, "new_facts": 0.4},
 )
 DEFAULT_THRESHOLD = 0.5
 CHOICE_FLOOR = 1e-3  # a sentence's share of the choice below this says nothing more
@@ -258,14 +258,14 @@ class ContextRelevance(Metric[RelevanceParams]):
         return verdicts, texts, prompts
 
     def _asked_passages(self, judge_passage: Mapping[int, float], texts: Mapping[int, str | None]) -> set[int]:
-        """The SENTENCE_PASSAGES passage(s) the judge finds most needed (log-odds >= SENTENCE_GATE)
+        """The CHOICE_PASSAGES passage(s) the judge finds most needed (log-odds >= CHOICE_GATE)
         that fit in one prompt: their units are asked about. Whole contexts as units have no parts
         to ask about, and a user's rubric replaces the task with its own words, which say nothing
         about sentences: then no unit is asked about."""
         if self.params.unit == "chunk" or self.params.rubric is not None:
             return set()
-        asked = sorted((p for p, v in judge_passage.items() if v >= SENTENCE_GATE and texts[p] is not None), key=lambda p: (-judge_passage[p], p))
-        return set(asked[:SENTENCE_PASSAGES])
+        asked = sorted((p for p, v in judge_passage.items() if v >= CHOICE_GATE and texts[p] is not None), key=lambda p: (-judge_passage[p], p))
+        return set(asked[:CHOICE_PASSAGES])
 
     def _judge_choice(self, units: Sequence[_Unit], chosen: set[int], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], float]:
         """The judge made to pick the sentence that states the answer, among the units of the
@@ -290,20 +290,6 @@ class ContextRelevance(Metric[RelevanceParams]):
                 none = min(none, math.log(max(probabilities[0], PROBABILITY_FLOOR) / max(answering, PROBABILITY_FLOOR)))
         return values, (none if math.isfinite(none) else 0.0)
 
-    def _judge_units(self, units: Sequence[_Unit], judge_passage: Mapping[int, float], texts: Mapping[int, str | None], chosen: set[int], judge: Judge, question: str, tally: UsageTally) -> list[float]:
-        """Each unit's own verdict, asked after its paragraph (a cached prefix), for the units of the
-        `chosen` passages; every other unit keeps its passage's verdict."""
-        values = []
-        for u in units:
-            paragraph = texts[u.passage]
-            if u.passage in chosen and paragraph is not None:
-                value, usage = yes_log_odds(judge, relevance_sentence_messages(paragraph, u.text, question))
-                tally.add(usage)
-                values.append(value)
-            else:
-                values.append(judge_passage[u.passage])
-        return values
-
     def _score(self, sample: Sample, judge: Judge) -> Score:
         params = self.params
         question = sample.user_input or ""
@@ -316,9 +302,7 @@ class ContextRelevance(Metric[RelevanceParams]):
         verdicts, texts, prompts = self._judge_passages([passages[p] for p in judged], judge, question, tally)
         judge_passage = dict(zip(judged, verdicts))
         chosen = self._asked_passages(judge_passage, dict(zip(judged, texts)))
-        judge_unit = self._judge_units(units, judge_passage, dict(zip(judged, texts)), chosen, judge, question, tally)
         judge_choice, judge_none = self._judge_choice(units, chosen, judge, question, tally)
-        best_unit = max(judge_unit)  # a lenient judge says Yes to every sentence: how far below the best one says more
         overlap, passage_overlap, bridge = _question_overlap(question, units, len(passages), params.language)
         overlap_vs_best = _relative(overlap)
         focus_vs_best = _relative(_focus_overlap(question, units, params.language))
@@ -328,8 +312,6 @@ class ContextRelevance(Metric[RelevanceParams]):
         features = [
             {
                 "judge_passage": judge_passage[u.passage],
-                "judge_sentence": judge_unit[i],
-                "judge_sentence_gap": judge_unit[i] - best_unit,
                 "judge_choice": judge_choice[i],
                 "judge_none": judge_none,
                 "overlap": overlap[i],
