@@ -206,20 +206,22 @@ def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[di
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
         for shape, variants in _shapes(row).items():
-            for contexts in variants:
-                sample = Sample(user_input=row["user_input"], retrieved_contexts=contexts)
-                before = judge.seconds
-                score = metric.score_batch([sample], judge)[0] if contexts else None
-                if score is None:
-                    continue
+            for contexts in (c for c in variants if c):
                 units = _sentences({"retrieved_contexts": contexts})
                 gold = [] if "without" in shape else sorted(i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"]))
-                record = {"group": row["id"], "shape": shape, "source": "hotpotqa", "features": score.details["features"], "gold": gold}
-                if shape == "10":
-                    record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
-                records.append(record)
+                records.append(_relevance_record(metric, judge, row["user_input"], contexts, gold, group=row["id"], shape=shape, source="hotpotqa", costed=shape == "10"))
         progress("relevance", number, len(rows), started)
     return records
+
+
+def _relevance_record(metric: Any, judge: CachedJudge, question: str, contexts: list[str], gold: list[int], *, group: str, shape: str, source: str, costed: bool) -> dict[str, Any]:
+    """One scored sample as a record: every unit's features and the gold units; with `costed`, what the judge spent on it."""
+    before = judge.seconds
+    score = metric.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], judge)[0]
+    record = {"group": group, "shape": shape, "source": source, "features": score.details["features"], "gold": gold}
+    if costed:
+        record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
+    return record
 
 
 def read_squad(limit: int | None, held_out: bool) -> list[dict[str, Any]]:
@@ -283,12 +285,7 @@ def squad_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[s
         if row["impossible"]:
             shapes.append(("squad 1 without answer", row["impossible"], [row["context"]], []))
         for shape, question, contexts, gold in shapes:
-            before = judge.seconds
-            score = metric.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], judge)[0]
-            record = {"group": row["id"], "shape": shape, "source": "squad", "features": score.details["features"], "gold": gold}
-            if shape == "squad 1":
-                record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
-            records.append(record)
+            records.append(_relevance_record(metric, judge, question, contexts, gold, group=row["id"], shape=shape, source="squad", costed=shape == "squad 1"))
         progress("squad", number, len(rows), started)
     return records
 
