@@ -58,16 +58,18 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
         for index, (r, f) in enumerate(zip(records, folds)):
             if f == fold:
                 selections[index] = select(model.probabilities(r["features"]), 0.5)
-    cells = []
+    cells, values = [], []
     for shape in accuracy.RELEVANCE_SHAPES:
         picked = [(s, set(r["gold"])) for s, r in zip(selections, records) if r["shape"] == shape]
         if not picked:
             continue
         if "without" in shape:
-            cells.append(f"[{shape}] insufficient {statistics.fmean(not s for s, _ in picked):.2f}")
+            values.append(statistics.fmean(not s for s, _ in picked))
+            cells.append(f"[{shape}] insufficient {values[-1]:.2f}")
         else:
-            cells.append(f"[{shape}] F1 {statistics.fmean(selection_f1(s, g)[2] for s, g in picked):.3f}")
-    return "   ".join(cells)
+            values.append(statistics.fmean(selection_f1(s, g)[2] for s, g in picked))
+            cells.append(f"[{shape}] F1 {values[-1]:.3f}")
+    return "   ".join(cells) + f"   mean over the shapes {statistics.fmean(values):.3f}"
 
 
 def main() -> None:

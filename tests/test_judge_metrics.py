@@ -237,13 +237,16 @@ def test_sentences_split_in_threads_are_each_texts_own():
 
 def test_a_question_that_names_the_subject_does_not_need_the_sentence_introducing_it():
     from localeval.evidence import content_words
-    from localeval.metrics.relevance import _focus_overlap, _subject_asked, _units
+    from localeval.metrics.relevance import _focus_overlap, _subject_asked, _subject_words, _units
 
-    asked = set(content_words("How tall is Mount Everest?"))
-    assert _subject_asked(asked, "Mount Everest is located in the Himalayas.", "en") == 1.0
-    assert _subject_asked(asked, "The Eiffel Tower is in Paris.", "en") == 0.0  # a subject the question does not name
-    assert _subject_asked(set(content_words("Through which countries does the Amazon flow?")), "The Amazon River in South America is long.", "en") == 0.5
-    assert _subject_asked(asked, "in 1953, it was climbed.", "en") == 0.0  # no name: nothing to compare
+    def subject_asked(question, opening):
+        return _subject_asked(set(content_words(question)), _subject_words(opening, "en"))
+
+    assert subject_asked("How tall is Mount Everest?", "Mount Everest is located in the Himalayas.") == 1.0
+    assert subject_asked("How tall is Mount Everest?", "The Eiffel Tower is in Paris.") == 0.0  # a subject the question does not name
+    assert subject_asked("Through which countries does the Amazon flow?", "The Amazon River in South America is long.") == 0.5
+    assert subject_asked("How tall is Mount Everest?", "in 1953, it was climbed.") == 0.0  # no name: nothing to compare
     sample = Sample(user_input="How tall is Mount Everest?", retrieved_contexts=["Mount Everest is in Nepal. The summit of Everest is 8,849 metres tall."])
+    units = _units(sample, "sentence", "en")
     # the question's words beyond the subject ("tall") are in the answer, not in the sentence that names the subject
-    assert _focus_overlap(sample.user_input, _units(sample, "sentence", "en"), "en") == [0.0, 1.0]
+    assert _focus_overlap(sample.user_input, units, set(_subject_words(units[0].text, "en")), "en") == [0.0, 1.0]

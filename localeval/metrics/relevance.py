@@ -182,20 +182,18 @@ def _subject_words(opening: str, language: str) -> tuple[str, ...]:
     return content_words(" ".join(run), language)
 
 
-def _subject_asked(asked_words: set[str], opening: str, language: str) -> float:
-    """Share of the subject's words (`_subject_words`) that the question mentions. A question
+def _subject_asked(asked_words: set[str], named: Sequence[str]) -> float:
+    """Share of a subject's words (`_subject_words`) that the question mentions. A question
     that names the subject itself ("How tall is Mount Everest?") does not need the sentence that
     introduces it; a two-hop question describes the subject instead of naming it, and needs
     that sentence to identify it (HotpotQA's labels)."""
-    named = _subject_words(opening, language)
     return sum(1 for word in named if word in asked_words) / len(named) if named else 0.0
 
 
-def _focus_overlap(question: str, units: Sequence[_Unit], language: str) -> list[float]:
-    """Share of the question's words other than the passages' subjects (what it asks about the
+def _focus_overlap(question: str, units: Sequence[_Unit], subjects: set[str], language: str) -> list[float]:
+    """Share of the question's words other than the passages' `subjects` (what it asks about the
     subject: "tall", "completed") found in each unit, words weighted by rarity: the unit that
     names the subject matches the question's subject words without answering it."""
-    subjects = {word for u in units if u.opens_passage for word in _subject_words(u.text, language)}
     focus = {word: weight for word, weight in weighted_words(question, language).items() if word not in subjects}
     mass = sum(focus.values())
     if not mass:
@@ -305,7 +303,8 @@ class ContextRelevance(Metric[RelevanceParams]):
         judge_choice, judge_none = self._judge_choice(units, chosen, judge, question, tally)
         overlap, passage_overlap, bridge = _question_overlap(question, units, len(passages), params.language)
         overlap_vs_best = _relative(overlap)
-        focus_vs_best = _relative(_focus_overlap(question, units, params.language))
+        subject = {i: _subject_words(u.text, params.language) for i, u in enumerate(units) if u.opens_passage}
+        focus_vs_best = _relative(_focus_overlap(question, units, {word for words in subject.values() for word in words}, params.language))
         referred = {u.passage for u in units if not u.opens_passage and _starts_with_pronoun(u.text)}
         asked = question.lower()
         asked_words = set(content_words(question, params.language))
@@ -320,7 +319,7 @@ class ContextRelevance(Metric[RelevanceParams]):
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
-                "subject_asked": _subject_asked(asked_words, u.text, params.language) if u.opens_passage else 0.0,
+                "subject_asked": _subject_asked(asked_words, subject[i]) if u.opens_passage else 0.0,
                 "named_by_pronoun": float(u.opens_passage and u.passage in referred),
                 "new_facts": _new_facts(asked, u.text),
             }
