@@ -176,6 +176,13 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
     return records
 
 
+RELEVANCE_OPTIONS: dict[str, Any] = {}  # options of the context_relevance metric under test (--judged-contexts)
+
+
+def relevance_metric() -> Any:
+    return create_metric("context_relevance", RELEVANCE_OPTIONS)
+
+
 RELEVANCE_SHAPES = ("10", "3", "1", "10 without gold", "1 without gold", "squad 1", "squad 3", "squad 1 without answer")
 
 
@@ -201,7 +208,7 @@ def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[di
     shapes without gold: "insufficient information" is right there). Every paragraph is judged on
     its own, so all shapes of a question cost the judge calls of its 10 paragraphs."""
     rows = read("relevance_dev.jsonl", limit, shift)
-    metric = create_metric("context_relevance")
+    metric = relevance_metric()
     records = []
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
@@ -273,7 +280,7 @@ def squad_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[s
     """Relevance records of single-paragraph questions: the paragraph alone ("squad 1"), between
     two other paragraphs of its article ("squad 3"), and the paragraph with a question written
     against it that it cannot answer ("squad 1 without answer")."""
-    metric = create_metric("context_relevance")
+    metric = relevance_metric()
     records: list[dict[str, Any]] = []
     rows = read_squad(limit, shift > 0)
     started = time.perf_counter()
@@ -308,7 +315,7 @@ def unanswerable_report(judge: CachedJudge) -> dict[str, Any]:
     distractors), each scored as written and with its answer added as one more context:
     how often "insufficient information" (score 0) is said, and whether the answer is
     then selected. Scored with the judge's shipped calibration (the catalog's)."""
-    metric = create_metric("context_relevance")
+    metric = relevance_metric()
     rows = [json.loads(line) for line in UNANSWERABLE.read_text(encoding="utf-8").splitlines() if line.strip()]
     said_insufficient, twin_insufficient, answer_selected = [], [], []
     for row in rows:
@@ -331,7 +338,7 @@ PLAIN = Path(__file__).resolve().parent / "data" / "plain_cases.jsonl"
 def plain_relevance_records(judge: CachedJudge) -> list[dict[str, Any]]:
     """The hand-written relevance cases as records (features, gold unit indices), for checking a
     rule fitted elsewhere on them (benchmarks/explore_relevance.py); never fitted on."""
-    metric = create_metric("context_relevance")
+    metric = relevance_metric()
     records = []
     for row in (json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()):
         if row["kind"] == "relevance":
@@ -346,7 +353,7 @@ def plain_report(judge: CachedJudge) -> dict[str, Any]:
     calibration: a relevance case is right when exactly its required sentences are selected
     (none: "insufficient information"), an attribution case when the verdict is its label.
     Never used in a fit. Every wrong case is printed with what was decided."""
-    relevance, recall = create_metric("context_relevance"), create_metric("context_recall")
+    relevance, recall = relevance_metric(), create_metric("context_recall")
     rows = [json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
     right: dict[str, list[bool]] = {"relevance": [], "attribution": []}
     for row in rows:
@@ -571,9 +578,12 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--judged-contexts", type=int, help="context_relevance's judged_contexts option (default: the metric's); 0 reads every context")
     parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
+    if args.judged_contexts is not None:
+        RELEVANCE_OPTIONS["judged_contexts"] = args.judged_contexts
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}

@@ -6,8 +6,14 @@ and cross-validated by question (10 folds; each source weighing the same) with t
 selection threshold chosen for F1 plus a weight on saying "insufficient information" where
 nothing answers; per shape it prints F1 or the "insufficient" share.
 
+With --judged-contexts it prints the cost/accuracy curve instead: the shipped features with the
+judge reading at most N contexts per question (those that mention most of the question; 0 = all),
+each refitted and cross-validated, with the prompt tokens the judge evaluates per HotpotQA question.
+
     python benchmarks/accuracy.py --task relevance,squad --limit relevance=30,squad=40   # fills the judge cache once
     python benchmarks/explore_relevance.py --limit relevance=30,squad=40
+    for n in 0 5 4 3; do python benchmarks/accuracy.py --task relevance,squad --limit relevance=30,squad=40 --judged-contexts $n; done
+    python benchmarks/explore_relevance.py --limit relevance=30,squad=40 --judged-contexts 0,5,4,3,2
 """
 
 from __future__ import annotations
@@ -16,12 +22,13 @@ import argparse
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import accuracy  # noqa: E402
 from judge_cache import CachedJudge  # noqa: E402
 
-from localeval.fitting import FOLDS, fit_selection, folds_by_group, select, selection_f1  # noqa: E402
+from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, select, selection_f1  # noqa: E402
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 
@@ -72,17 +79,28 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
     return "   ".join(cells) + f"   mean over the shapes {statistics.fmean(values):.3f}"
 
 
+def dev_records(judge: CachedJudge, limit: Any) -> list[dict]:
+    records = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 0) if limit("relevance", limit("*")) != 0 else []
+    return records + (accuracy.squad_rows(judge, limit("squad", limit("*")), 0) if limit("squad", limit("*")) != 0 else [])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
     parser.add_argument("--weights", default="0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
+    parser.add_argument("--judged-contexts", help="comma-separated: the cost/accuracy curve over context_relevance's judged_contexts (0 = all)")
     args = parser.parse_args()
     path, _ = resolve_model(None)
     judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
-    limit = args.limit.get
-    records = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 0) if limit("relevance", limit("*")) != 0 else []
-    records += accuracy.squad_rows(judge, limit("squad", limit("*")), 0) if limit("squad", limit("*")) != 0 else []
-    plain = accuracy.plain_relevance_records(judge)
+    if args.judged_contexts:
+        for judged in (int(n) for n in args.judged_contexts.split(",")):
+            accuracy.RELEVANCE_OPTIONS["judged_contexts"] = judged
+            records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
+            cost = accuracy._cost(r for r in records if r["source"] == "hotpotqa")
+            print(f"judged_contexts {judged or 'all':<4} {cost['prompt_evaluated']:6.0f} prompt tokens and {cost['calls']:4.1f} calls per HotpotQA question   "
+                  f"{figures(records, list(FEATURES), UNANSWERABLE_WEIGHT)}   plain {plain_right(records, plain, list(FEATURES), UNANSWERABLE_WEIGHT)} of {len(plain)}", flush=True)
+        return
+    records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
     for weight in (float(w) for w in args.weights.split(",")):
         for name, features in VARIANTS.items():
             right = plain_right(records, plain, features, weight)

@@ -195,9 +195,20 @@ def test_the_unit_option_counts_sentences_lines_or_chunks(unit, count):
 def test_each_paragraph_is_judged_once_on_its_own_question_first():
     passages = [f"Passage {i} sentence one. Passage {i} sentence two." for i in range(6)]
     judge = relevance_judge("nothing")
-    create_metric("context_relevance").score_batch([Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)], judge)
+    create_metric("context_relevance", {"judged_contexts": 0}).score_batch([Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)], judge)
     assert [asked_paragraph(call) for call in judge.calls] == passages
     assert all(call[-1]["content"].startswith("Question: What does passage 3 say?\n\nParagraph: ") for call in judge.calls)
+
+
+def test_the_judge_reads_only_the_contexts_that_mention_most_of_the_question():
+    passages = ["Acme sells anvils.", "Zeta makes rope.", "Acme anvils are red and heavy.", "Rope is cheap.", "The anvils of Acme ship in May."]
+    judge = relevance_judge("nothing")
+    score = create_metric("context_relevance").score_batch([Sample(user_input="When do Acme anvils ship?", retrieved_contexts=passages)], judge)[0]
+    read = [asked_paragraph(call) for call in judge.calls if "\n\nParagraph: " in call[-1]["content"]]
+    assert read == [passages[0], passages[2], passages[4]]  # the default judged_contexts: 3, in their order
+    assert score.details["unread_contexts"] == [1, 3]
+    unread_features = [f for f, u in zip(score.details["features"], [0, 1, 2, 3, 4]) if u in (1, 3)]
+    assert all(f["judge_passage"] == relevance.UNREAD_VERDICT for f in unread_features)
 
 
 def test_the_judge_picks_among_the_most_needed_paragraphs_sentences_nine_at_a_time():

@@ -56,6 +56,25 @@ def test_long_chunk_containing_the_reference_verbatim():
     assert nonllm([chunk], [reference], measure="token_set_ratio").value == 1.0
 
 
+def test_partial_ratio_refuses_a_pair_too_long_to_compare_and_scores_the_other_samples():
+    long_reference = "the river rose in spring " * 100  # 2,500 characters, like the chunk below but not inside it
+    chunk = "a court said the year was dry " * 100
+    metric = create_metric("nonllm_context_recall", {"measure": "partial_ratio"})
+    too_long, short, contained = metric.score_batch(
+        [
+            Sample(retrieved_contexts=[chunk], reference_contexts=[long_reference]),
+            Sample(retrieved_contexts=["the cat sat"], reference_contexts=["the cat"]),
+            Sample(retrieved_contexts=[chunk + long_reference], reference_contexts=[long_reference]),  # verbatim: decided without the kernel
+        ],
+        None,
+    )
+    assert too_long.value is None
+    assert "at most 2,000 characters" in too_long.error and "reference context #0 (2,500)" in too_long.error
+    assert short.value == 1.0 and contained.value == 1.0
+    raised = nonllm([chunk[:2100]], [long_reference[:2100]], measure="partial_ratio", partial_ratio_max_chars=3000)
+    assert raised.error is None and raised.value == 0.0
+
+
 @pytest.mark.parametrize("measure", sorted(MEASURES))
 def test_each_measure_equals_rapidfuzz_directly(measure):
     retrieved = ["the quick brown fox", "jumps over the lazy dog", ""]
