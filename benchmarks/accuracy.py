@@ -64,7 +64,7 @@ from localeval.fitting import (  # noqa: E402
     selection_f1,
 )
 from localeval.judge import load_judge  # noqa: E402
-from localeval.metrics import create_metric  # noqa: E402
+from localeval.metrics import create_metric, relevance  # noqa: E402
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY  # noqa: E402
 from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES  # noqa: E402
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY  # noqa: E402
@@ -147,7 +147,7 @@ def progress(task: str, done: int, total: int, started: float) -> None:
 
 def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int) -> list[dict[str, Any]]:
     """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
-    metric = create_metric("context_recall")
+    metric = recall_metric()
     records: list[dict[str, Any]] = []
     if task in EXTERNAL_SETS:
         items = [(r["id"], r["source"], Sample(user_input="", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]]) for r in read_external(task, limit, shift > 0)]
@@ -176,11 +176,16 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
     return records
 
 
-RELEVANCE_OPTIONS: dict[str, Any] = {}  # options of the context_relevance metric under test (--judged-contexts)
+RELEVANCE_OPTIONS: dict[str, Any] = {}  # options of the metrics under test (--judged-contexts, --recall-chunks)
+RECALL_OPTIONS: dict[str, Any] = {}
 
 
 def relevance_metric() -> Any:
     return create_metric("context_relevance", RELEVANCE_OPTIONS)
+
+
+def recall_metric() -> Any:
+    return create_metric("context_recall", RECALL_OPTIONS)
 
 
 RELEVANCE_SHAPES = ("10", "3", "1", "10 without gold", "1 without gold", "squad 1", "squad 3", "squad 1 without answer")
@@ -206,7 +211,7 @@ def _shapes(row: Mapping[str, Any]) -> dict[str, list[list[str]]]:
 def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
     """One record per question and shape: every unit's features and the gold units (none in the
     shapes without gold: "insufficient information" is right there). Every paragraph is judged on
-    its own, so all shapes of a question cost the judge calls of its 10 paragraphs."""
+    its own, so the shapes of a question share their paragraphs' cached verdicts."""
     rows = read("relevance_dev.jsonl", limit, shift)
     metric = relevance_metric()
     records = []
@@ -353,7 +358,7 @@ def plain_report(judge: CachedJudge) -> dict[str, Any]:
     calibration: a relevance case is right when exactly its required sentences are selected
     (none: "insufficient information"), an attribution case when the verdict is its label.
     Never used in a fit. Every wrong case is printed with what was decided."""
-    relevance, recall = relevance_metric(), create_metric("context_recall")
+    relevance, recall = relevance_metric(), recall_metric()
     rows = [json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
     right: dict[str, list[bool]] = {"relevance": [], "attribution": []}
     for row in rows:
@@ -579,15 +584,22 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--judged-contexts", type=int, help="context_relevance's judged_contexts option (default: the metric's); 0 reads every context")
+    parser.add_argument("--choice-passages", type=int, help="how many contexts context_relevance asks the judge to pick a sentence of (default: relevance.CHOICE_PASSAGES)")
+    parser.add_argument("--recall-chunks", type=int, help="context_recall's chunks option (default: the metric's)")
+    parser.add_argument("--cache", type=Path, help="the judge answer cache (default: benchmarks/.cache/judge/MODEL/answers.jsonl); a new file measures cost afresh")
     parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
     if args.judged_contexts is not None:
         RELEVANCE_OPTIONS["judged_contexts"] = args.judged_contexts
+    if args.choice_passages is not None:
+        relevance.CHOICE_PASSAGES = args.choice_passages
+    if args.recall_chunks is not None:
+        RECALL_OPTIONS["chunks"] = args.recall_chunks
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}
-    judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), n_threads=args.threads), shipped)
+    judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), n_threads=args.threads), shipped)
     limit = args.limit.get
     report: dict[str, Any] = {"judge": catalog_name or path.name, "limit": args.limit, "shift": args.shift}
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
