@@ -10,13 +10,17 @@ Measures, with the default judge (or --model):
    prompt), and the ratio end-to-end / bound;
 4. cost against context length (1, 5, 10 retrieved contexts).
 
+With --sweep, only the raw rates, for each thread count listed (which is fastest on this machine).
+
     python benchmarks/judge_speed.py --limit 5
+    python benchmarks/judge_speed.py --sweep 1,2,3,4
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -59,7 +63,7 @@ class Tracer:
 
     def _record(self, usage: Usage) -> Usage:
         """Count what an ideal cache would evaluate: the prompt minus its prefix shared with the previous prompt."""
-        tokens = list(self.judge._llm._input_ids[: usage.prompt_tokens])
+        tokens = list(self.judge._runtime.cached()[: usage.prompt_tokens])
         shared = 0
         for a, b in zip(tokens, self.previous):
             if a != b:
@@ -77,7 +81,7 @@ class Tracer:
 
 
 def raw_rates(judge: LlamaJudge, prompt_tokens: int = 1400, generate: int = 64) -> tuple[float, float]:
-    llm = judge._llm
+    llm = judge._runtime._llm  # the raw llama.cpp model: no chat template, no prefix reuse
     text = " ".join(f"word{i % 97}" for i in range(prompt_tokens))
     tokens = llm.tokenize(text.encode())[:prompt_tokens]
     llm.reset()
@@ -126,7 +130,16 @@ def main() -> None:
     parser.add_argument("--model")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--sweep", help="comma-separated thread counts: print the raw rates for each, nothing else")
     args = parser.parse_args()
+    if args.sweep:
+        print(f"{os.cpu_count()} CPUs available")
+        for threads in (int(n) for n in args.sweep.split(",")):
+            with load_judge(args.model, n_ctx=args.n_ctx, n_threads=threads) as judge:
+                assert isinstance(judge, LlamaJudge)
+                prefill, generation = raw_rates(judge)
+                print(f"threads {threads}: prefill {prefill:.1f} tokens/s, generation {generation:.1f} tokens/s", flush=True)
+        return
     judge = load_judge(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
     assert isinstance(judge, LlamaJudge)
     info = judge.describe()
