@@ -71,10 +71,10 @@ CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
 CHOICE_GATE = 0.0  # the judge picks among a passage's units when it says the passage is needed (P(Yes) >= 0.5)...
 CHOICE_PASSAGES = 1  # ...and it is the one it finds most needed: one more read of that passage, whatever the number of contexts
-# For a judge without a fitted rule (a GGUF file not in the catalog, and qwen2.5-coder-0.5b,
-# not refitted for these features): round numbers of the default judge's fitted weights.
 # The features every unit gets, in this order; a calibration must weigh each of them.
 FEATURES = ("judge_passage", "judge_choice", "judge_none", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
+# For a judge without a fitted rule (a GGUF file not in the catalog): round numbers of the
+# default judge's fitted weights.
 DEFAULT_CALIBRATION = LogisticModel(
     intercept=-4.0,
     weights={"judge_passage": 1.3, "judge_choice": 0.4, "judge_none": 0.0, "overlap": 0.3, "overlap_vs_best": 3.0, "focus_vs_best": 0.2, "passage_overlap": 0.0, "bridge": -1.0, "opens_passage": 0.5, "subject_asked": -0.2, "named_by_pronoun": -0.5, "new_facts": 0.4},
