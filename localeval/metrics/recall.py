@@ -6,10 +6,10 @@ ragas' LLMContextRecall, decided the way the strongest small checkers decide:
    signals that need no model (localeval.evidence): content-word coverage,
    similarity, numbers. They rank the context's chunks and explain the verdict.
 2. Short evidence for the judge: the context is cut into chunks of about
-   CHUNK_TOKENS tokens at sentence boundaries; the judge reads the `chunks` best
-   chunks by evidence (document first, statement last) and answers Yes or No in
-   one token, read from the logits; the statement's judge score is the maximum
-   log-odds over those chunks.
+   CHUNK_TOKENS tokens at sentence boundaries; the judge reads the best chunk by
+   evidence (document first, statement last) and answers Yes or No in one token,
+   read from the logits; only where it says No does it read the next best, up to
+   `chunks`. The statement's judge score is the maximum log-odds over the chunks read.
 3. A calibrated combination: P(attributed) = a logistic model over the judge's
    log-odds and the evidence features, fitted per judge on the human-labelled dev
    sets (models/catalog.toml; localeval.calibration). Attributed when P >= threshold.
@@ -20,6 +20,7 @@ ragas' LLMContextRecall, decided the way the strongest small checkers decide:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -36,6 +37,7 @@ from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 
+SUPPORTED_GATE = 0.0  # log-odds at which the judge found a statement supported (P(Yes) >= 0.5): no further chunk is read
 CHUNK_TOKENS = 300  # MiniCheck's chunks are about 400 tokens; shorter ones suit a 1.5B judge
 PROMPT_OVERHEAD = 160  # tokens of instructions, topic and statement around a chunk (generous)
 CLAIM_CHARS = 200
@@ -70,7 +72,7 @@ class RecallParams(BaseModel):
     threshold: ShareOption = Field(
         DEFAULT_THRESHOLD, description="a statement is attributed when its calibrated probability reaches this"
     )
-    chunks: int = Field(2, ge=1, le=64, description="how many chunks of the context (the best by evidence) the judge reads per statement")
+    chunks: int = Field(2, ge=1, le=64, description="at most how many chunks of the context (the best by evidence) the judge reads per statement: the next only where it found the statement unsupported so far")
     language: Annotated[str, AfterValidator(check_language)] = Field(
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
     )
@@ -159,13 +161,17 @@ class ContextRecall(Metric[RecallParams]):
             sorted(range(len(chunks)), key=lambda c: (-_chunk_coverage(found, chunks[c]), c))[: params.chunks] for found in evidence
         ]
         log_odds: list[dict[int, float]] = [{} for _ in statements]
-        # Chunk by chunk, so each chunk is evaluated once and every statement after the
-        # first costs only its own tokens (llama.cpp's prefix cache).
-        for chunk_index, chunk in enumerate(chunks):
-            document = " ".join(sentences[i] for i in chunk)
-            for number, statement in enumerate(statements):
-                if chunk_index in wanted[number]:
-                    value, usage = yes_log_odds(judge, attribution_messages(document, statement, sample.user_input, params.rubric))
+        # Round r reads each statement's r-th best chunk, only for statements the judge has not
+        # found supported yet (SUPPORTED_GATE): a Yes on the best chunk is not overturned by
+        # another chunk (the score is the maximum), so reading on would cost without changing it.
+        # Within a round, chunk by chunk, so each chunk is evaluated once and every statement
+        # after the first costs only its own tokens (llama.cpp's prefix cache).
+        for round_ in range(params.chunks):
+            pending = [n for n in range(len(statements)) if round_ < len(wanted[n]) and max(log_odds[n].values(), default=-math.inf) < SUPPORTED_GATE]
+            for chunk_index in sorted({wanted[n][round_] for n in pending}):
+                document = " ".join(sentences[i] for i in chunks[chunk_index])
+                for number in (n for n in pending if wanted[n][round_] == chunk_index):
+                    value, usage = yes_log_odds(judge, attribution_messages(document, statements[number], sample.user_input, params.rubric))
                     log_odds[number][chunk_index] = value
                     tally.add(usage)
         model = calibration_for(judge.calibration)

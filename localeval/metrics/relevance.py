@@ -16,7 +16,7 @@ Every unit is scored, then a rule selects:
    passages, only those that mention most of the question are read; the others count
    as the judge's typical verdict on a retrieved passage (UNREAD_VERDICT): measured on
    the dev shapes, reading 3 of 10 HotpotQA paragraphs selects as well as reading all
-   10, at 40% of the prompt tokens (README, "Judge accuracy").
+   10, for a third of the prompt tokens (README, "Judge accuracy").
 2. Then the judge is made to pick, among the numbered units of the passage it finds
    most needed, the one that states the answer, or "0" for none: one prompt, and the
    first answer token's distribution over the numbers. Asked one sentence at a time,
