@@ -18,6 +18,13 @@ shapes of benchmarks/accuracy.py:
 
     python benchmarks/probe_states.py --limit relevance=30,squad=40 --components 16,32 --l2 1,10,100
 
+`statements` does the same for context_recall's statement verdicts: the state at the verdict
+position of each statement's deciding prompt (its prompt loaded as in a normal run, prefix
+reused), a probe on it, and the shipped combination (judge, best_coverage) with and without
+it, fitted and cross-validated on the given statement sets at once:
+
+    python benchmarks/probe_states.py statements --limit recall=40,fever=120,vitaminc=120
+
 Measured 2026-11-23 (README, "Judge accuracy"): the probes raise HotpotQA F1 but lower
 "insufficient information" where nothing answers, or SQuAD F1; over the eight shapes no
 variant is clearly ahead of the shipped rule, so nothing here is shipped. Collecting the
@@ -43,7 +50,7 @@ from judge_cache import CachedJudge  # noqa: E402
 
 from localeval.fitting import FOLDS, folds_by_group  # noqa: E402
 from localeval.judge import Message, load_judge  # noqa: E402
-from localeval.judge.prompts import RELEVANCE_SYSTEM, relevance_messages  # noqa: E402
+from localeval.judge.prompts import ATTRIBUTION_SYSTEM, RELEVANCE_SYSTEM, relevance_messages  # noqa: E402
 from localeval.models import DEFAULT_MODEL, resolve_model  # noqa: E402
 from localeval.text import split_sentences  # noqa: E402
 
@@ -248,5 +255,121 @@ def main() -> None:
         print(f"{name:36} mean {mean:.3f} | " + " | ".join(cells))
 
 
+
+
+# -- statement verdicts (context_recall) --------------------------------------------------
+
+
+class StatementStateJudge(CachedJudge):
+    """The cached judge, also recording the hidden state at the verdict position of every
+    attribution prompt (its prefix reused as in a normal run), and which statement it was for."""
+
+    def __init__(self, *args: Any, states: Path, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.states = states
+        self.calls: list[tuple[str, float, str]] = []  # statement, P(Yes), state key
+        states.mkdir(parents=True, exist_ok=True)
+
+    def choose(self, messages: list[Message], prefix: str, options: Sequence[str]) -> tuple[list[float], Any]:
+        probabilities, usage = super().choose(messages, prefix, options)
+        if messages[0]["content"] == ATTRIBUTION_SYSTEM:
+            key = _key(messages)
+            path = self.states / f"{key}.npy"
+            if not path.exists():
+                np.save(path, verdict_state(self._inner(), messages).astype(np.float16))
+            user = messages[1]["content"]
+            statement = user[user.rindex("Claim: ") + len("Claim: ") : user.rindex("\n\nIs the claim supported")]
+            self.calls.append((statement, probabilities[0], key))
+        return probabilities, usage
+
+
+def verdict_state(judge: Any, messages: list[Message]) -> np.ndarray:
+    """The normed final hidden state at the verdict position, the prompt loaded as `choose` loads it."""
+    from llama_cpp import llama_cpp as low
+
+    llm = judge._runtime._llm
+    tokens, cuts = judge._tokens(messages, "")
+    low.llama_set_embeddings(llm._ctx.ctx, True)
+    try:
+        judge._runtime.keep(0)
+        judge._load(tokens, cuts)
+        state = np.ctypeslib.as_array(low.llama_get_embeddings_ith(llm._ctx.ctx, -1), shape=(llm.n_embd(),)).astype(np.float32).copy()
+    finally:
+        low.llama_set_embeddings(llm._ctx.ctx, False)
+        judge._runtime.keep(0)
+    return state
+
+
+class _StateMetric:
+    """context_recall whose verdict features also name the state of each statement's deciding prompt."""
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+
+    def score_statements(self, sample: Any, statements: Sequence[str], judge: StatementStateJudge) -> Any:
+        judge.calls.clear()
+        score = self.metric.score_statements(sample, statements, judge)
+        for verdict in score.details["statements"]:
+            mine = [(p, key) for statement, p, key in judge.calls if statement == verdict["statement"]]
+            verdict["features"]["_state"] = max(mine)[1] if mine else None
+        return score
+
+
+def statement_report(judge: StatementStateJudge, limits: Mapping[str, int], components: Sequence[int], l2: float) -> None:
+    """Per task balanced accuracy, cross-validated by sample: the shipped features, and with the probe."""
+    original = accuracy.recall_metric
+    accuracy.recall_metric = lambda: _StateMetric(original())  # type: ignore[assignment]
+    records = [
+        {**r, "task": task}
+        for task in limits
+        for r in accuracy.statement_rows(judge, task, limits[task], 0)
+        if "error" not in r and r["features"].get("_state")
+    ]
+    labels = np.array([r["label"] for r in records], dtype=float)
+    weights = np.array(accuracy.balancing_weights([r["label"] for r in records], [r["task"] for r in records]))
+    groups = [f"{r['task']}/{r['group']}" for r in records]
+    assignment = folds_by_group(groups, FOLDS)
+    x = np.stack([np.load(judge.states / f"{r['features']['_state']}.npy").astype(np.float32) for r in records])
+    for count in components:
+        oof = np.zeros(len(records))
+        for fold in range(FOLDS):
+            train = np.array([f != fold for f in assignment])
+            oof[~train] = fit_probe(x[train], labels[train], weights[train] / weights[train].mean(), count, l2)(x[~train])
+        for r, v in zip(records, oof):
+            r["features"][f"probe{count}"] = float(v)
+    chosen_sets = {"shipped (judge, best_coverage)": ["judge", "best_coverage"]}
+    chosen_sets.update({f"+ probe {c}": ["judge", "best_coverage", f"probe{c}"] for c in components})
+    chosen_sets.update({f"probe {c} alone": [f"probe{c}"] for c in components})
+    features = [r["features"] for r in records]
+    for name, chosen in chosen_sets.items():
+
+        def fitted(train: list[int], chosen: list[str] = chosen) -> Any:
+            model = accuracy.fit_logistic([features[i] for i in train], [int(labels[i]) for i in train], [float(weights[i]) for i in train], chosen)
+            return lambda test: model.probabilities([features[i] for i in test])
+
+        predicted = accuracy.cross_validated(features, groups, fitted)
+        cells = []
+        for task in limits:
+            picked = [(int(labels[i]), p) for i, (r, p) in enumerate(zip(records, predicted)) if r["task"] == task]
+            cells.append(f"{task} {accuracy.balanced_accuracy([g for g, _ in picked], [int(p >= 0.5) for _, p in picked]):.3f}")
+        print(f"{name:32} " + " | ".join(cells))
+
+
+def statements_main() -> None:
+    parser = argparse.ArgumentParser(description="the probe on statement verdicts (context_recall)")
+    parser.add_argument("--limit", type=accuracy._limits, default={"recall": 40, "fever": 120, "vitaminc": 240})
+    parser.add_argument("--components", default="8,16,32")
+    parser.add_argument("--l2", type=float, default=10.0)
+    args = parser.parse_args(sys.argv[2:])
+    path, catalog_name = resolve_model(DEFAULT_MODEL)
+    shipped = accuracy.CATALOG[catalog_name].calibration if catalog_name else {}
+    judge = StatementStateJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), shipped, states=STATES / path.name / "statements")
+    statement_report(judge, args.limit, [int(c) for c in args.components.split(",")], args.l2)
+    judge.close()
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["statements"]:
+        statements_main()
+    else:
+        main()
