@@ -60,7 +60,6 @@ from localeval.fitting import (  # noqa: E402
     fit_logistic,
     fit_selection,
     folds_by_group,
-    select,
     selection_f1,
 )
 from localeval.judge import load_judge  # noqa: E402
@@ -410,7 +409,7 @@ def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mappi
     features = [r["features"] for r in records]
     groups = [f"{r['task']}/{r['group']}" for r in records]
     report: dict[str, Any] = {}
-    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("all seven features", ALL_FEATURES), ("combination", list(combination))):
+    for name, chosen in (("evidence", EVIDENCE_FEATURES), ("judge", ["judge"]), ("all features", ALL_FEATURES), ("combination", list(combination))):
 
         def fitted(train: list[int], chosen: list[str] = chosen) -> Any:
             model = fit_logistic([features[i] for i in train], [labels[i] for i in train], [weights[i] for i in train], chosen)
@@ -458,7 +457,7 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, row_weights=source_weights(records)).table()
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
-        report["shipped"] = _shape_figures(records, [select(model.probabilities(r["features"]), 0.5) for r in records])
+        report["shipped"] = _shape_figures(records, [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])
     return report
 
 
@@ -472,7 +471,7 @@ def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> li
         model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen, row_weights=source_weights(train))
         for index, (r, f) in enumerate(zip(records, assignment)):
             if f == fold:
-                selections[index] = select(model.probabilities(r["features"]), 0.5)
+                selections[index] = set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5))
     return selections
 
 
@@ -517,7 +516,7 @@ def print_report(report: dict[str, Any]) -> None:
     if "verdicts" in report:
         v = report["verdicts"]
         print("\nstatement verdicts (balanced accuracy / AUC, 10-fold cross-validated; per source: balanced accuracy)")
-        for name in ("evidence", "judge", "all seven features", "combination", "shipped"):
+        for name in ("evidence", "judge", "all features", "combination", "shipped"):
             if name in v:
                 cells = "   ".join(f"{task} {fmt(f['balanced_accuracy'])} / {fmt(f['auc'])} ({', '.join(f'{k} {fmt(x)}' for k, x in f.items() if k not in ('balanced_accuracy', 'auc', 'n'))})" for task, f in v[name].items())
                 label = "shipped (catalog, as is)" if name == "shipped" else name
@@ -586,10 +585,14 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--judged-contexts", type=int, help="context_relevance's judged_contexts option (default: the metric's); 0 reads every context")
     parser.add_argument("--choice-passages", type=int, help="how many contexts context_relevance asks the judge to pick a sentence of (default: relevance.CHOICE_PASSAGES)")
     parser.add_argument("--recall-chunks", type=int, help="context_recall's chunks option (default: the metric's)")
+    parser.add_argument("--combination", default=",".join(ATTRIBUTION_FEATURES), help="comma-separated features of the statement-verdict combination to fit (default: the shipped ones)")
     parser.add_argument("--cache", type=Path, help="the judge answer cache (default: benchmarks/.cache/judge/MODEL/answers.jsonl); a new file measures cost afresh")
     parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
+    unknown = set(args.combination.split(",")) - set(ALL_FEATURES)
+    if unknown:
+        parser.error(f"--combination: unknown features {sorted(unknown)}; the metric computes {ALL_FEATURES}")
     if args.judged_contexts is not None:
         RELEVANCE_OPTIONS["judged_contexts"] = args.judged_contexts
     if args.choice_passages is not None:
@@ -604,7 +607,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     report: dict[str, Any] = {"judge": catalog_name or path.name, "limit": args.limit, "shift": args.shift}
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
     if verdict_tasks:
-        report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY))
+        report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY), args.combination.split(","))
     if "relevance" in tasks or "squad" in tasks:
         records = relevance_rows(judge, limit("relevance", limit("*")), args.shift) if "relevance" in tasks else []
         records += squad_rows(judge, limit("squad", limit("*")), args.shift) if "squad" in tasks else []

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import accuracy  # noqa: E402
 from judge_cache import CachedJudge  # noqa: E402
 
-from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, select, selection_f1  # noqa: E402
+from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
+from localeval.metrics import relevance  # noqa: E402
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 
@@ -53,7 +54,7 @@ def _no_model() -> None:
 def plain_right(records: list[dict], plain: list[dict], features: list[str], weight: float) -> int:
     """Hand-written cases (never fitted on) whose selection is exactly right, under the rule fitted on all `records`."""
     model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, weight, accuracy.source_weights(records))
-    return sum(select(model.probabilities(r["features"]), 0.5) == set(r["gold"]) for r in plain)
+    return sum(set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) == set(r["gold"]) for r in plain)
 
 
 def figures(records: list[dict], features: list[str], weight: float) -> str:
@@ -64,7 +65,7 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
         model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, weight, accuracy.source_weights(train))
         for index, (r, f) in enumerate(zip(records, folds)):
             if f == fold:
-                selections[index] = select(model.probabilities(r["features"]), 0.5)
+                selections[index] = set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5))
     cells, values = [], []
     for shape in accuracy.RELEVANCE_SHAPES:
         picked = [(s, set(r["gold"])) for s, r in zip(selections, records) if r["shape"] == shape]

@@ -27,7 +27,7 @@ import numpy as np
 
 from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
 from localeval.errors import InputError, JudgeError, LocalevalError
-from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, select, selection_f1
+from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.io import STDIN, input_name, numbered_lines, open_binary
 from localeval.judge import Judge
 from localeval.metrics import recall, relevance
@@ -168,12 +168,12 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
 
     def fitted(train: list[int]) -> Callable[[list[int]], list[set[int]]]:
         model = fit_selection([questions[i] for i in train], [required[i] for i in train], names)
-        return lambda test: [select(model.probabilities(questions[i]), 0.5) for i in test]
+        return lambda test: [set(relevance.select_units(model.probabilities(questions[i]), questions[i], 0.5)) for i in test]
 
     figures = {
         "rows": len(questions),
         "fitted": _selection_figures(_out_of_fold(len(questions), fitted), required),
-        "shipped": _selection_figures([select([shipped.probability(f) for f in q], 0.5) for q in questions], required),
+        "shipped": _selection_figures([set(relevance.select_units([shipped.probability(f) for f in q], q, 0.5)) for q in questions], required),
     }
     return fit_selection(questions, required, names), figures
 

@@ -182,6 +182,19 @@ def test_insufficient_information_selects_nothing_and_scores_zero():
     assert score.value == 0.0 and score.details["selected"] == []
 
 
+def test_the_unit_the_judge_says_answers_is_kept_when_none_reaches_the_threshold():
+    sample = Sample(user_input="How many moons does Mars have?", retrieved_contexts=["Mars is the fourth planet. Mars has two moons, Phobos and Deimos. Its surface is red."])
+    doubtful = {"relevance": {"intercept": -10.0, "weights": {f: 1.0 if f == "overlap" else 0.0 for f in relevance.FEATURES}}}  # every P far below 0.5
+
+    def judge(choice_says_one_answers):
+        return ScriptedJudge(lambda m: 0.999 if "Sentences:" not in m[-1]["content"] else choice_says_one_answers, calibration=doubtful)
+
+    kept = create_metric("context_relevance").score_batch([sample], judge(0.95))[0]
+    assert kept.details["selected"] == [1] and max(kept.details["probabilities"]) < 0.5  # the unit that mentions most of the question
+    unsure = create_metric("context_relevance").score_batch([sample], judge(0.6))[0]  # "none of them" at odds above e^-1
+    assert unsure.details["selected"] == [] and unsure.value == 0.0
+
+
 def test_no_context_scores_zero_without_asking():
     judge = relevance_judge("x")
     score = create_metric("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]

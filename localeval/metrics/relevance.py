@@ -36,7 +36,9 @@ Every unit is scored, then a rule selects:
    single paragraphs, alone, among three and with questions they cannot answer, each
    source weighing the same; models/catalog.toml, or a user's file from `localeval
    calibrate`) gives each unit P(required); units at or above `threshold` are selected.
-   When none reaches it, nothing is selected and the score is 0.
+   When none reaches it, nothing is selected and the score is 0, unless the judge's choice
+   said with odds of at least e^ANSWER_ODDS that one of the units answers: then its most
+   probable unit is selected.
 
 Measured (README, "Judge accuracy"): the choice replaced a Yes/No verdict per sentence
 of the same passage, for fewer prompt tokens and higher F1 on single paragraphs.
@@ -86,6 +88,12 @@ JUDGED_CONTEXTS = 3  # the judge reads at most this many passages (those that me
 # the default judge on the HotpotQA paragraphs ranked after the fourth by overlap (0.46 where
 # the gold paragraphs are among them, 0.39 where they are not).
 UNREAD_VERDICT = 0.4
+# When no unit reaches the threshold but the judge, made to choose among a passage's units, gave
+# "none of them" odds of at most e^-ANSWER_ODDS (73%+ of its mass on the units), the most probable
+# unit is selected: "insufficient information" would contradict what the judge just said. On the
+# dev rows this never fires (wherever nothing reaches the threshold the choice is unsure);
+# on hand-written single-context cases it keeps the answering sentence (README, "Judge accuracy").
+ANSWER_ODDS = 1.0
 
 
 class RelevanceParams(BaseModel):
@@ -94,7 +102,9 @@ class RelevanceParams(BaseModel):
     unit: Literal["sentence", "line", "chunk"] = Field(
         "sentence", description="what is counted: pysbd sentences (ragas), lines, or whole retrieved contexts (promptfoo's units)"
     )
-    threshold: ShareOption = Field(DEFAULT_THRESHOLD, description="a unit is required when its calibrated probability reaches this")
+    threshold: ShareOption = Field(
+        DEFAULT_THRESHOLD, description="a unit is required when its calibrated probability reaches this (when none does, the most probable one is, if the judge's choice said a unit answers)"
+    )
     judged_contexts: int = Field(
         JUDGED_CONTEXTS, ge=0, le=1_000_000, description="the judge reads at most this many retrieved contexts, those that mention most of the question (0: all of them)"
     )
@@ -231,6 +241,16 @@ def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
     return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
 
 
+def select_units(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
+    """The units at or above `threshold`; when there are none and the judge's choice said a unit
+    answers (the sample's `judge_none` feature <= -ANSWER_ODDS), the most probable one (the
+    first of equals)."""
+    selected = [i for i, p in enumerate(probabilities) if p >= threshold]
+    if selected or not features or features[0]["judge_none"] > -ANSWER_ODDS:
+        return selected
+    return [max(range(len(probabilities)), key=lambda i: (probabilities[i], -i))]
+
+
 def _relative(values: Sequence[float]) -> list[float]:
     top = max(values, default=0.0)
     return [v / top if top > 0 else 0.0 for v in values]
@@ -350,7 +370,7 @@ class ContextRelevance(Metric[RelevanceParams]):
         ]
         model = calibration_for(judge.calibration)
         probabilities = [model.probability(f) for f in features]
-        selected = [i for i, p in enumerate(probabilities) if p >= params.threshold]
+        selected = select_units(probabilities, features, params.threshold)
         details: dict[str, Any] = {
             "selected": selected,
             "selected_sentences": [units[i].text for i in selected],
