@@ -168,7 +168,7 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
 
     def fitted(train: list[int]) -> Callable[[list[int]], list[set[int]]]:
         model = fit_selection([questions[i] for i in train], [required[i] for i in train], names)
-        return lambda test: [set(relevance.select_units(model.probabilities(questions[i]), questions[i], 0.5)) for i in test]
+        return lambda test: [set(relevance.select_units(model.probabilities(questions[i]).tolist(), questions[i], 0.5)) for i in test]
 
     figures = {
         "rows": len(questions),
