@@ -454,7 +454,7 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     report: dict[str, Any] = {"cost": {source: _cost([r for r in records if "cost" in r and r["source"] == source]) for source in sorted({r["source"] for r in records})}}
     for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f != "judge_passage"]), ("judge", ["judge_passage"]), ("combination", RELEVANCE_FEATURES)):
         report[name] = _shape_figures(records, _relevance_cv(records, chosen))
-    report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, row_weights=source_weights(records)).table()
+    report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, relevance.select_units, row_weights=source_weights(records)).table()
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
         report["shipped"] = _shape_figures(records, [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])
@@ -468,7 +468,7 @@ def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> li
         train = [r for r, f in zip(records, assignment) if f != fold]
         if not train:
             continue
-        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen, row_weights=source_weights(train))
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen, relevance.select_units, row_weights=source_weights(train))
         for index, (r, f) in enumerate(zip(records, assignment)):
             if f == fold:
                 selections[index] = set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5))

@@ -53,7 +53,7 @@ def _no_model() -> None:
 
 def plain_right(records: list[dict], plain: list[dict], features: list[str], weight: float) -> int:
     """Hand-written cases (never fitted on) whose selection is exactly right, under the rule fitted on all `records`."""
-    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, weight, accuracy.source_weights(records))
+    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, weight, accuracy.source_weights(records))
     return sum(set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) == set(r["gold"]) for r in plain)
 
 
@@ -62,7 +62,7 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
     selections: list[set[int]] = [set() for _ in records]
     for fold in range(FOLDS):
         train = [r for r, f in zip(records, folds) if f != fold]
-        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, weight, accuracy.source_weights(train))
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, relevance.select_units, weight, accuracy.source_weights(train))
         for index, (r, f) in enumerate(zip(records, folds)):
             if f == fold:
                 selections[index] = set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5))

@@ -167,7 +167,7 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
     names = list(relevance.FEATURES)
 
     def fitted(train: list[int]) -> Callable[[list[int]], list[set[int]]]:
-        model = fit_selection([questions[i] for i in train], [required[i] for i in train], names)
+        model = fit_selection([questions[i] for i in train], [required[i] for i in train], names, relevance.select_units)
         return lambda test: [set(relevance.select_units(model.probabilities(questions[i]).tolist(), questions[i], 0.5)) for i in test]
 
     figures = {
@@ -175,7 +175,7 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
         "fitted": _selection_figures(_out_of_fold(len(questions), fitted), required),
         "shipped": _selection_figures([set(relevance.select_units([shipped.probability(f) for f in q], q, 0.5)) for q in questions], required),
     }
-    return fit_selection(questions, required, names), figures
+    return fit_selection(questions, required, names, relevance.select_units), figures
 
 
 def calibration_document(tables: dict[str, Fit], figures: dict[str, Any], judge: dict[str, Any]) -> dict[str, Any]:

@@ -124,8 +124,10 @@ def logit(p: float) -> float:
 SELECTION_THRESHOLDS = [round(float(t), 3) for t in np.linspace(0.05, 0.8, 31)]
 
 
-def select(probabilities: Iterable[float], threshold: float) -> set[int]:
-    return {i for i, p in enumerate(probabilities) if p >= threshold}
+# A metric's selection rule: the units it selects given their probabilities, their features and
+# the threshold (context_relevance's `select_units`). The threshold is searched with the rule
+# the metric applies, so a rule that adds to plain thresholding is fitted with it.
+Selector = Callable[[Sequence[float], Sequence[Mapping[str, float]], float], Iterable[int]]
 
 
 def selection_objective(selections: Sequence[set[int]], gold: Sequence[set[int]], unanswerable_weight: float) -> float:
@@ -149,11 +151,12 @@ def fit_selection(
     rows: Sequence[Sequence[Mapping[str, float]]],
     gold: Sequence[set[int]],
     features: Sequence[str],
+    selector: Selector,
     unanswerable_weight: float = UNANSWERABLE_WEIGHT,
     row_weights: Sequence[float] | None = None,
 ) -> Fit:
     """A per-unit logistic model of "required" (each unit weighing its row's weight: 1 unless
-    given), with the selection threshold that maximises `selection_objective` over the rows
+    given), with the threshold at which `selector` maximises `selection_objective` over the rows
     folded into its intercept (so 0.5 selects)."""
     weights = row_weights if row_weights is not None else [1.0] * len(rows)
     units = [(f, int(i in g), w) for unit_rows, g, w in zip(rows, gold, weights) for i, f in enumerate(unit_rows)]
@@ -161,7 +164,7 @@ def fit_selection(
     probabilities = [model.probabilities(unit_rows) for unit_rows in rows]
 
     def objective(threshold: float) -> float:
-        return selection_objective([select(p, threshold) for p in probabilities], gold, unanswerable_weight)
+        return selection_objective([set(selector(p.tolist(), unit_rows, threshold)) for p, unit_rows in zip(probabilities, rows)], gold, unanswerable_weight)
 
     threshold = max(SELECTION_THRESHOLDS, key=objective)
     return Fit(model.intercept - logit(threshold), model.weights)

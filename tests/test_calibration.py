@@ -81,6 +81,29 @@ def test_selection_f1():
     assert calibrate.selection_f1(set(), {1}) == (0.0, 0.0, 0.0)  # insufficient information scores 0
 
 
+def test_the_selection_threshold_is_searched_with_the_metrics_own_rule():
+    # Four questions answered by their first unit, six answered by none; one feature cannot
+    # tell them apart (P ~ 0.4 for a first unit), a second one, outside the model, can.
+    rows = [[{"x": 1.0, "answers": float(i < 4)}, {"x": 0.0, "answers": float(i < 4)}] for i in range(10)]
+    gold = [{0} if i < 4 else set() for i in range(10)]
+
+    def plain(probabilities, features, threshold):
+        return [i for i, p in enumerate(probabilities) if p >= threshold]
+
+    def with_fallback(probabilities, features, threshold):
+        """Plain thresholding, then the top unit where the second feature says one answers."""
+        selected = plain(probabilities, features, threshold)
+        return selected or ([max(range(len(probabilities)), key=probabilities.__getitem__)] if features[0]["answers"] else [])
+
+    plain_fit = calibrate.fit_selection(rows, gold, ["x"], plain)
+    rule_fit = calibrate.fit_selection(rows, gold, ["x"], with_fallback)
+    # Thresholding alone must select every first unit (F1 1 on four rows beats "insufficient" on six
+    # at weight 0.25); with the rule, a threshold above P lets the rule answer and stay silent right.
+    assert plain_fit.probabilities(rows[0])[0] >= 0.5
+    assert rule_fit.probabilities(rows[0])[0] < 0.5
+    assert [set(with_fallback(rule_fit.probabilities(r).tolist(), r, 0.5)) for r in rows] == gold
+
+
 def test_the_logistic_model_applies_and_validates_a_catalog_table():
     model = LogisticModel.from_table({"intercept": -1.0, "weights": {"judge": 2.0}}, "here", ["judge"])
     assert model.probability({"judge": 0.5, "unused": 9.0}) == pytest.approx(0.5)
