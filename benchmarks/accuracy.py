@@ -64,6 +64,7 @@ from localeval.fitting import (  # noqa: E402
 )
 from localeval.judge import load_judge  # noqa: E402
 from localeval.metrics import create_metric, relevance  # noqa: E402
+from localeval.metrics import recall as recall_rules  # noqa: E402
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY  # noqa: E402
 from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES  # noqa: E402
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY  # noqa: E402
@@ -585,6 +586,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--judged-contexts", type=int, help="context_relevance's judged_contexts option (default: the metric's); 0 reads every context")
     parser.add_argument("--choice-passages", type=int, help="how many contexts context_relevance asks the judge to pick a sentence of (default: relevance.CHOICE_PASSAGES)")
     parser.add_argument("--recall-chunks", type=int, help="context_recall's chunks option (default: the metric's)")
+    parser.add_argument("--next-chunk-coverage", type=float, help="context_recall reads a chunk after the best only when one of its sentences holds this share of the statement's words (default: recall.NEXT_CHUNK_COVERAGE; 0 reads it always)")
     parser.add_argument("--combination", default=",".join(ATTRIBUTION_FEATURES), help="comma-separated features of the statement-verdict combination to fit (default: the shipped ones)")
     parser.add_argument("--cache", type=Path, help="the judge answer cache (default: benchmarks/.cache/judge/MODEL/answers.jsonl); a new file measures cost afresh")
     parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
@@ -599,6 +601,8 @@ def main(argv: Iterable[str] | None = None) -> None:
         relevance.CHOICE_PASSAGES = args.choice_passages
     if args.recall_chunks is not None:
         RECALL_OPTIONS["chunks"] = args.recall_chunks
+    if args.next_chunk_coverage is not None:
+        recall_rules.NEXT_CHUNK_COVERAGE = args.next_chunk_coverage
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}

@@ -91,18 +91,27 @@ def test_without_reasons_the_verdicts_keep_their_features_only():
     assert all(set(v) == {"statement", "attributed", "probability", "judge_log_odds", "features"} for v in verdicts)
 
 
+def _buried(filler: list[str]) -> Sample:
+    """One long context with the statements' evidence in its middle."""
+    return Sample(user_input="q", retrieved_contexts=[" ".join(filler[:30] + ["Ada Smith founded Acme in 1901."] + filler[30:])], reference="Ada Smith founded Acme. Acme was founded in 1901.")
+
+
 def test_the_judge_reads_the_best_chunks_by_evidence_the_next_only_after_a_no():
     filler = [f"Filler sentence number {i} talks about weather and rain in detail." for i in range(60)]
-    sample = Sample(user_input="q", retrieved_contexts=[" ".join(filler[:30] + ["Ada Smith founded Acme in 1901."] + filler[30:])], reference="Ada Smith founded Acme. Acme was founded in 1901.")
+    sample = _buried(filler)
     judge = ScriptedJudge(lambda m: 0.5, calibration=CERTAIN)
     score = create_metric("context_recall", {"chunks": "1"}).score_batch([sample], judge)[0]
     assert len(judge.calls) == 2  # one chunk per statement
     assert all("Ada Smith founded Acme in 1901." in document_of(call) for call in judge.calls)
     assert document_of(judge.calls[0]) == document_of(judge.calls[1])  # the shared chunk is asked about back to back
     assert len(document_of(judge.calls[0])) < len(" ".join(filler)) / 2  # a chunk, not the whole context
-    doubting = ScriptedJudge(lambda m: 0.3, calibration=CERTAIN)  # No everywhere: each statement's next best chunk is read, up to 3
+    doubting = ScriptedJudge(lambda m: 0.3, calibration=CERTAIN)  # No everywhere...
     create_metric("context_recall", {"chunks": "3"}).score_batch([sample], doubting)
-    assert len(doubting.calls) == 6
+    assert len(doubting.calls) == 2  # ...but the other chunks mention none of the statements' words: not read
+    mentioning = _buried([f"Filler sentence number {i} says Ada Smith liked Acme and rain." for i in range(60)])
+    doubting = ScriptedJudge(lambda m: 0.3, calibration=CERTAIN)
+    create_metric("context_recall", {"chunks": "3"}).score_batch([mentioning], doubting)
+    assert len(doubting.calls) == 6  # chunks that mention the statement: each statement's next best is read, up to 3
     convinced = ScriptedJudge(lambda m: 0.9, calibration=CERTAIN)  # Yes on the best chunk: nothing more to read
     create_metric("context_recall", {"chunks": "3"}).score_batch([sample], convinced)
     assert len(convinced.calls) == 2
