@@ -99,7 +99,12 @@ EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage
 # weighs those two, and the catalog lists the other features with weight 0.
 ATTRIBUTION_FEATURES = ["judge", "best_coverage"]
 ALL_FEATURES = list(ATTRIBUTION_METRIC_FEATURES)
-RELEVANCE_FEATURES = list(RELEVANCE_METRIC_FEATURES)
+# The relevance combination the catalog ships: every feature but the subject ones. With the judge's
+# short answer among the features, leaving them out selected better in every HotpotQA shape and
+# said "insufficient information" as often, on both row sets measured (explore_relevance.py,
+# README "Judge accuracy"); the metric still computes them for calibrations that weigh them.
+RELEVANCE_FEATURES = [f for f in RELEVANCE_METRIC_FEATURES if f not in ("subject_asked", "focus_vs_best")]
+RELEVANCE_JUDGE_FEATURES = [f for f in RELEVANCE_FEATURES if f.startswith("judge_")]
 
 
 def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
@@ -453,9 +458,10 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     required), with the selection threshold that maximises the mean selection score (F1, and for a
     shape without gold 1 for "insufficient information") folded into the intercept."""
     report: dict[str, Any] = {"cost": {source: _cost([r for r in records if "cost" in r and r["source"] == source]) for source in sorted({r["source"] for r in records})}}
-    for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f != "judge_passage"]), ("judge", ["judge_passage"]), ("combination", RELEVANCE_FEATURES)):
+    for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f not in RELEVANCE_JUDGE_FEATURES]), ("judge", RELEVANCE_JUDGE_FEATURES), ("combination", RELEVANCE_FEATURES)):
         report[name] = _shape_figures(records, _relevance_cv(records, chosen))
-    report["fit"] = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, relevance.select_units, row_weights=source_weights(records)).table()
+    table = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, relevance.select_units, row_weights=source_weights(records)).table()
+    report["fit"] = {**table, "weights": {name: table["weights"].get(name, 0.0) for name in RELEVANCE_METRIC_FEATURES}}
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
         report["shipped"] = _shape_figures(records, [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])

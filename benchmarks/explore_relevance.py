@@ -34,15 +34,17 @@ from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 
 CHOICE = ("judge_choice", "judge_none")
-BASE = [f for f in FEATURES if f not in CHOICE]
+BASE = [f for f in FEATURES if f not in CHOICE and f != "judge_answer"]
 VARIANTS = {
     "no sentence-level judge signal": BASE,
-    "+ the judge's choice among the sentences (shipped)": list(FEATURES),
-    "shipped, without 'none'": [f for f in FEATURES if f != "judge_none"],
-    "shipped, without the subject features": [f for f in FEATURES if f not in ("subject_asked", "focus_vs_best")],
-    "shipped, without opens_passage and subject_asked": [f for f in FEATURES if f not in ("opens_passage", "subject_asked")],
+    "+ the judge's choice among the sentences": [f for f in FEATURES if f != "judge_answer"],
+    "+ the judge's short answer instead of the choice": [f for f in FEATURES if f not in CHOICE],
+    "+ the choice and the short answer, with the subject features": list(FEATURES),
+    "+ the choice and the short answer (shipped: no subject features)": accuracy.RELEVANCE_FEATURES,
+    "shipped, without 'none'": [f for f in accuracy.RELEVANCE_FEATURES if f != "judge_none"],
+    "shipped, without opens_passage": [f for f in accuracy.RELEVANCE_FEATURES if f != "opens_passage"],
     "the judge only within the passage (no unit overlap, opening or new facts)": [
-        f for f in FEATURES if f not in ("overlap", "overlap_vs_best", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
+        f for f in accuracy.RELEVANCE_FEATURES if f not in ("overlap", "overlap_vs_best", "opens_passage", "named_by_pronoun", "new_facts")
     ],
 }
 
@@ -99,7 +101,7 @@ def main() -> None:
             records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
             cost = accuracy._cost(r for r in records if r["source"] == "hotpotqa")
             print(f"judged_contexts {judged or 'all':<4} {cost['prompt_evaluated']:6.0f} prompt tokens and {cost['calls']:4.1f} calls per HotpotQA question   "
-                  f"{figures(records, list(FEATURES), UNANSWERABLE_WEIGHT)}   plain {plain_right(records, plain, list(FEATURES), UNANSWERABLE_WEIGHT)} of {len(plain)}", flush=True)
+                  f"{figures(records, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}   plain {plain_right(records, plain, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)} of {len(plain)}", flush=True)
         return
     records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
     for weight in (float(w) for w in args.weights.split(",")):

@@ -25,6 +25,7 @@ from localeval import evaluate
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, T, Usage, load_judge
 from localeval.metrics import create_metric
+from localeval.metrics.relevance import ShortAnswer
 from localeval.reports import explain, score_text
 from localeval.results import Outcome, ResultRow
 from localeval.runner import SampleLike
@@ -36,7 +37,8 @@ class ScriptedJudge:
 
     `verdict(messages)` gives the probability of "Yes" for each Yes/No question (a bool is
     certainty); the default says yes to everything. `answer(messages, schema)` gives the
-    dict `ask` returns (only the claims option asks); the default is an error.
+    dict `ask` returns (context_relevance's short answer, and the claims option); the default
+    gives context_relevance an empty answer (no sentence preferred) and is an error for claims.
     """
 
     def __init__(
@@ -82,6 +84,8 @@ class ScriptedJudge:
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = 512) -> tuple[T, Usage]:
         self.calls.append(messages)
         if self._answer is None:
+            if schema is ShortAnswer:
+                return schema.model_validate({"answer": ""}), self._usage(messages)
             raise JudgeError("ScriptedJudge has no answer script for ask()")
         return schema.model_validate(self._answer(messages, schema)), self._usage(messages)
 

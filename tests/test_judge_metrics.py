@@ -204,6 +204,24 @@ def test_the_unit_the_judge_says_answers_is_kept_when_none_reaches_the_threshold
     assert unsure.details["selected"] == [] and unsure.value == 0.0
 
 
+def test_the_sentence_holding_the_judges_short_answer_is_marked():
+    sample = Sample(user_input="How tall is Mount Everest?", retrieved_contexts=["Mount Everest is in the Himalayas. Its summit is 8,849 metres above sea level. Many climb it."])
+    follows_the_answer = {"relevance": _only(relevance.FEATURES, "judge_answer")}
+    judge = ScriptedJudge(lambda m: 0.9, lambda m, schema: {"answer": "8,849 metres"}, calibration=follows_the_answer)
+    score = create_metric("context_relevance").score_batch([sample], judge)[0]
+    assert [f["judge_answer"] for f in score.details["features"]] == [0.0, 1.0, 0.0]
+    assert score.details["answer"] == "8,849 metres"
+    verdict, answer = judge.calls[0][-1]["content"], judge.calls[1][-1]["content"]
+    # The answer is asked right after the passage's verdict, in a prompt that opens the same way
+    # (so a model reuses the cached passage), and before the choice among its sentences.
+    opening = verdict.split("\n\nDoes the paragraph", 1)[0]
+    assert answer.startswith(opening + "\n\n") and "shortest phrase" in answer
+    assert "Sentences:" in judge.calls[2][-1]["content"]
+    says_none = ScriptedJudge(lambda m: 0.9, lambda m, schema: {"answer": "None."}, calibration=follows_the_answer)
+    unanswered = create_metric("context_relevance").score_batch([sample], says_none)[0]
+    assert [f["judge_answer"] for f in unanswered.details["features"]] == [0.0, 0.0, 0.0]  # "none": no unit holds an answer
+
+
 def test_no_context_scores_zero_without_asking():
     judge = relevance_judge("x")
     score = create_metric("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]

@@ -51,7 +51,7 @@ GATES = {
 
 def one_stage(train: Sequence[Mapping[str, Any]]) -> Any:
     """The shipped rule, refitted on `train`: one threshold selects and says "insufficient"."""
-    model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], list(relevance.FEATURES), relevance.select_units, row_weights=accuracy.source_weights(train))
+    model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], accuracy.RELEVANCE_FEATURES, relevance.select_units, row_weights=accuracy.source_weights(train))
     return lambda r: set(relevance.select_units(model.probabilities(r["features"]).tolist(), r["features"], 0.5))
 
 
@@ -67,7 +67,7 @@ def _gate_row(features: Sequence[Mapping[str, float]], probabilities: np.ndarray
 
 def two_stage(train: Sequence[Mapping[str, Any]], gate: Sequence[str]) -> Any:
     """Stage one fitted for F1 alone (at least one unit), stage two a gate fitted on whether the question has gold."""
-    model: Fit = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], list(relevance.FEATURES), relevance.select_units, 0.0, accuracy.source_weights(train))
+    model: Fit = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], accuracy.RELEVANCE_FEATURES, relevance.select_units, 0.0, accuracy.source_weights(train))
 
     def stage_one(r: Mapping[str, Any]) -> tuple[set[int], dict[str, float]]:
         probabilities = model.probabilities(r["features"])

@@ -49,6 +49,16 @@ RELEVANCE_CHOICE_USER = (
     "Which sentence states the answer to the question? Answer with its number only, or 0 if none of them does."
 )
 
+# The judge's own short answer, copied from the passage it finds most needed: the sentence that
+# holds it is the one that states the answer. The prompt opens exactly as the passage's Yes/No
+# question does (same system message, question, paragraph), so when that passage was the last
+# one judged only the last line is new. "none" is its way out where the passage does not answer.
+RELEVANCE_ANSWER_USER = (
+    "Question: {question}\n\nParagraph: {paragraph}\n\n"
+    'Answer the question with the shortest phrase copied from the paragraph, or "none" if it does not say.'
+)
+NO_ANSWER = "none"
+
 CLAIMS_SYSTEM = "You break an answer into short, self-contained factual claims. Reply with JSON only."
 CLAIMS_USER = (
     "Question: {question}\n\n"
@@ -84,6 +94,10 @@ def relevance_choice_messages(sentences: list[str], question: str) -> list[Messa
     """At most len(CHOICE_OPTIONS) - 1 sentences, numbered from 1."""
     numbered = "\n".join(f"{number}. {sentence}" for number, sentence in enumerate(sentences, start=1))
     return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": RELEVANCE_CHOICE_USER.format(question=question, numbered=numbered)}]
+
+
+def relevance_answer_messages(paragraph: str, question: str) -> list[Message]:
+    return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": RELEVANCE_ANSWER_USER.format(question=question, paragraph=paragraph)}]
 
 
 def claims_messages(question: str, reference: str) -> list[Message]:

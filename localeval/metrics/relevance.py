@@ -17,8 +17,11 @@ Every unit is scored, then a rule selects:
    as the judge's typical verdict on a retrieved passage (UNREAD_VERDICT): measured on
    the dev shapes, reading 3 of 10 HotpotQA paragraphs selects as well as reading all
    10, for a third of the prompt tokens (README, "Judge accuracy").
-2. Then the judge is made to pick, among the numbered units of the passage it finds
-   most needed, the one that states the answer, or "0" for none: one prompt, and the
+2. Then, on the passage it finds most needed, the judge answers the question with the
+   shortest phrase copied from it (a few generated tokens, in a prompt that opens as the
+   passage's Yes/No question did, so a model reuses the cached passage); a unit that holds
+   every word of that answer is marked. And it is made to pick, among the passage's
+   numbered units, the one that states the answer, or "0" for none: one prompt, and the
    first answer token's distribution over the numbers. Asked one sentence at a time,
    a 1.5B judge says Yes to most sentences of an on-topic passage; made to choose, it
    puts its mass on the answering one, and "0" says when none does.
@@ -47,6 +50,7 @@ of the same passage, for fewer prompt tokens and higher F1 on single paragraphs.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -58,8 +62,10 @@ from localeval.evidence import content_words, names, numbers, weighted_words
 from localeval.judge import Judge
 from localeval.judge.prompts import (
     CHOICE_OPTIONS,
+    NO_ANSWER,
     RELEVANCE_PLACEHOLDERS,
     RELEVANCE_REQUIRED,
+    relevance_answer_messages,
     relevance_choice_messages,
     relevance_messages,
 )
@@ -74,12 +80,12 @@ PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a pa
 CHOICE_GATE = 0.0  # the judge picks among a passage's units when it says the passage is needed (P(Yes) >= 0.5)...
 CHOICE_PASSAGES = 1  # ...and it is the one it finds most needed: one more read of that passage, whatever the number of contexts
 # The features every unit gets, in this order; a calibration must weigh each of them.
-FEATURES = ("judge_passage", "judge_choice", "judge_none", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
+FEATURES = ("judge_passage", "judge_choice", "judge_none", "judge_answer", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
 # For a judge without a fitted rule (a GGUF file not in the catalog): round numbers of the
 # default judge's fitted weights.
 DEFAULT_CALIBRATION = LogisticModel(
-    intercept=-4.0,
-    weights={"judge_passage": 1.3, "judge_choice": 0.4, "judge_none": 0.0, "overlap": 0.3, "overlap_vs_best": 3.0, "focus_vs_best": 0.2, "passage_overlap": 0.0, "bridge": -1.0, "opens_passage": 0.5, "subject_asked": -0.2, "named_by_pronoun": -0.5, "new_facts": 0.4},
+    intercept=-3.7,
+    weights={"judge_passage": 1.2, "judge_choice": 0.2, "judge_none": 0.6, "judge_answer": 1.1, "overlap": 1.2, "overlap_vs_best": 2.8, "focus_vs_best": 0.0, "passage_overlap": -0.5, "bridge": -0.3, "opens_passage": 0.1, "subject_asked": 0.0, "named_by_pronoun": 0.1, "new_facts": 0.4},
 )
 DEFAULT_THRESHOLD = 0.5
 CHOICE_FLOOR = 1e-3  # a sentence's share of the choice below this says nothing more
@@ -94,6 +100,12 @@ UNREAD_VERDICT = 0.4
 # dev rows this never fires (wherever nothing reaches the threshold the choice is unsure);
 # on hand-written single-context cases it keeps the answering sentence (README, "Judge accuracy").
 ANSWER_ODDS = 1.0
+ANSWER_CHARS = 120  # the judge's short answer: a phrase, not a sentence (the grammar bounds it)
+ANSWER_TOKENS = 64  # enough for ANSWER_CHARS in JSON
+
+
+class ShortAnswer(BaseModel):
+    answer: str = Field(max_length=ANSWER_CHARS)
 
 
 class RelevanceParams(BaseModel):
@@ -125,6 +137,7 @@ class RelevanceDetails(BaseModel):
     features: list[dict[str, float]] = Field(default_factory=list)
     windows: int | None = None
     unread_contexts: list[int] = Field(default_factory=list)
+    answer: str | None = None
 
 
 @dataclass
@@ -251,6 +264,14 @@ def select_units(probabilities: Sequence[float], features: Sequence[Mapping[str,
     return [max(range(len(probabilities)), key=lambda i: (probabilities[i], -i))]
 
 
+def _holds_answer(answer: str, unit: str) -> bool:
+    """Whether the unit holds every word of the judge's short answer ("Peru, Colombia, Brazil"
+    is in "The river flows through Peru, Colombia and Brazil."). All of them, not a share: on
+    the dev shapes the share selected worse (README, "Judge accuracy")."""
+    words = set(re.findall(r"\w+", answer.lower()))
+    return bool(words) and words <= set(re.findall(r"\w+", unit.lower()))
+
+
 def _relative(values: Sequence[float]) -> list[float]:
     top = max(values, default=0.0)
     return [v / top if top > 0 else 0.0 for v in values]
@@ -308,6 +329,22 @@ class ContextRelevance(Metric[RelevanceParams]):
         asked = sorted((p for p, v in judge_passage.items() if v >= CHOICE_GATE and texts[p] is not None), key=lambda p: (-judge_passage[p], p))
         return set(asked[:CHOICE_PASSAGES])
 
+    def _judge_answer(self, units: Sequence[_Unit], chosen: set[int], texts: Mapping[int, str | None], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], str | None]:
+        """The judge's short answer from the `chosen` passage (the one asked about), and for each
+        unit 1 where it holds the answer (0 for every other unit, and every unit of another passage)."""
+        values = [0.0] * len(units)
+        answer = None
+        for passage in sorted(chosen):
+            reply, usage = judge.ask(relevance_answer_messages(texts[passage] or "", question), ShortAnswer, ANSWER_TOKENS)
+            tally.add(usage)
+            answer = reply.answer.strip()
+            if answer.strip(' ."').lower() == NO_ANSWER:
+                continue
+            for i, u in enumerate(units):
+                if u.passage == passage:
+                    values[i] = float(_holds_answer(answer, u.text))
+        return values, answer
+
     def _judge_choice(self, units: Sequence[_Unit], chosen: set[int], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], float]:
         """The judge made to pick the sentence that states the answer, among the units of the
         `chosen` passages (in windows of at most 9, one prompt each, "0" for none): each unit's
@@ -343,7 +380,11 @@ class ContextRelevance(Metric[RelevanceParams]):
         tally = UsageTally()
         verdicts, texts, prompts = self._judge_passages([passages[p] for p in read], judge, question, tally)
         judge_passage = dict(zip(read, verdicts))
-        chosen = self._asked_passages(judge_passage, dict(zip(read, texts)))
+        read_texts = dict(zip(read, texts))
+        chosen = self._asked_passages(judge_passage, read_texts)
+        # The answer before the choice: when the chosen passage was the last one judged (always
+        # with one context), its prompt reuses that passage's cached prefix.
+        judge_answer, answer = self._judge_answer(units, chosen, read_texts, judge, question, tally)
         judge_choice, judge_none = self._judge_choice(units, chosen, judge, question, tally)
         overlap_vs_best = _relative(overlap)
         subject = {i: _subject_words(u.text, params.language) for i, u in enumerate(units) if u.opens_passage}
@@ -356,6 +397,7 @@ class ContextRelevance(Metric[RelevanceParams]):
                 "judge_passage": judge_passage.get(u.passage, UNREAD_VERDICT),
                 "judge_choice": judge_choice[i],
                 "judge_none": judge_none,
+                "judge_answer": judge_answer[i],
                 "overlap": overlap[i],
                 "overlap_vs_best": overlap_vs_best[i],
                 "focus_vs_best": focus_vs_best[i],
@@ -379,6 +421,8 @@ class ContextRelevance(Metric[RelevanceParams]):
             "probabilities": [round(p, 4) for p in probabilities],
             "features": [{k: round(v, 4) for k, v in f.items()} for f in features],
         }
+        if answer is not None:
+            details["answer"] = answer
         if prompts > len(read):
             details["windows"] = prompts
         unread = sorted({u.passage for u in units} - set(read))
