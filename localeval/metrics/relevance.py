@@ -101,7 +101,7 @@ UNREAD_VERDICT = 0.4
 # on hand-written single-context cases it keeps the answering sentence (README, "Judge accuracy").
 ANSWER_ODDS = 1.0
 ANSWER_CHARS = 120  # the judge's short answer: a phrase, not a sentence (the grammar bounds it)
-ANSWER_TOKENS = 64  # enough for ANSWER_CHARS in JSON
+ANSWER_TOKENS = 64  # a ceiling: ANSWER_CHARS of ordinary text is 30-40 tokens, plus the JSON around it
 
 
 class ShortAnswer(BaseModel):
