@@ -150,22 +150,29 @@ def progress(task: str, done: int, total: int, started: float) -> None:
 # -- running the metrics ----------------------------------------------------------
 
 
+StatementItem = tuple[str, str, Sample, list[str], list[int]]  # id, source, sample, statements, their labels
+
+
+def statement_items(task: str, limit: int | None, shift: int) -> list[StatementItem]:
+    """A statement task's samples, each with its human-segmented statements and their labels."""
+    if task in EXTERNAL_SETS:
+        return [(r["id"], r["source"], Sample(user_input="", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]]) for r in read_external(task, limit, shift > 0)]
+    if task == "attribution":
+        return [
+            (r["id"], r["source"], Sample(user_input=f"Tell me about {r['wiki_title']}." if r.get("wiki_title") else "", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]])
+            for r in read("attribution_dev.jsonl", limit, shift)
+        ]
+    return [
+        (r["id"], r["source"], Sample(user_input=r["user_input"], retrieved_contexts=r["retrieved_contexts"]), r["statements"], r["statement_labels"])
+        for r in read("recall_dev.jsonl", limit, shift)
+    ]
+
+
 def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int) -> list[dict[str, Any]]:
     """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
     metric = recall_metric()
     records: list[dict[str, Any]] = []
-    if task in EXTERNAL_SETS:
-        items = [(r["id"], r["source"], Sample(user_input="", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]]) for r in read_external(task, limit, shift > 0)]
-    elif task == "attribution":
-        items = [
-            (r["id"], r["source"], Sample(user_input=f"Tell me about {r['wiki_title']}." if r.get("wiki_title") else "", retrieved_contexts=[r["context"]]), [r["claim"]], [r["label"]])
-            for r in read("attribution_dev.jsonl", limit, shift)
-        ]
-    else:
-        items = [
-            (r["id"], r["source"], Sample(user_input=r["user_input"], retrieved_contexts=r["retrieved_contexts"]), r["statements"], r["statement_labels"])
-            for r in read("recall_dev.jsonl", limit, shift)
-        ]
+    items = statement_items(task, limit, shift)
     started = time.perf_counter()
     for number, (row_id, source, sample, statements, labels) in enumerate(items, start=1):
         before = judge.seconds
