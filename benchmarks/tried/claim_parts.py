@@ -54,7 +54,9 @@ def part_records(judge: CachedJudge, task: str, limit: int | None, min_words: in
     items = accuracy.statement_items(task, limit, 0)
     started = time.perf_counter()
     for number, (row_id, source, sample, statements, labels) in enumerate(items, start=1):
+        before_whole = judge.seconds
         whole = metric.score_statements(sample, statements, judge)
+        cost = {**(whole.usage or {}), "seconds": judge.seconds - before_whole}  # the shipped read, as accuracy.py records it
         extra = {"calls": 0, "prompt_evaluated": 0, "completion_tokens": 0, "seconds": 0.0, "split": 0, "parts": 0}
         for statement, verdict, label in zip(statements, whole.details["statements"], labels):
             features = dict(verdict["features"])
@@ -76,7 +78,7 @@ def part_records(judge: CachedJudge, task: str, limit: int | None, min_words: in
             else:
                 features["parts_judge"] = features["judge"]
                 features["parts_coverage"] = features["best_coverage"]
-            records.append({"group": row_id, "source": source, "label": label, "features": features, "cost": {**(whole.usage or {}), "seconds": 0.0}, "extra": extra, "statement": statement, "parts": parts})
+            records.append({"group": row_id, "source": source, "label": label, "features": features, "cost": cost, "extra": extra, "statement": statement, "parts": parts})
         accuracy.progress(task, number, len(items), started)
     return records
 
