@@ -60,7 +60,9 @@ class LogisticModel:
 
 
 CALIBRATION_FORMAT = "localeval-calibration"
-CALIBRATION_VERSION = 1
+# 2: the statement prompt carries worked examples (2026-11-24); a table fitted on version 1's
+# prompt weighs judge log-odds of another shape, so it is refused rather than misread.
+CALIBRATION_VERSION = 2
 MAX_CALIBRATION_BYTES = 1 << 20
 TASKS = ("attribution", "relevance")  # the calibration keys of context_recall and context_relevance
 
@@ -94,7 +96,10 @@ def read_calibration_file(path: str) -> CalibrationFile:
     if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
         raise ConfigError(f"{path}: not a localeval calibration file (no \"format\": \"{CALIBRATION_FORMAT}\")")
     if data.get("version") != CALIBRATION_VERSION:
-        raise ConfigError(f"{path}: calibration file version {data.get('version')!r}; this localeval reads version {CALIBRATION_VERSION}")
+        raise ConfigError(
+            f"{path}: calibration file version {data.get('version')!r}; this localeval reads version {CALIBRATION_VERSION} "
+            "(its judge prompts changed since: fit it again with `localeval calibrate`)"
+        )
     tables = data.get("tables")
     if not isinstance(tables, dict) or not tables or not all(isinstance(t, dict) for t in tables.values()):
         raise ConfigError(f"{path}: 'tables' must map {' and/or '.join(TASKS)} to a calibration")

@@ -77,14 +77,14 @@ def test_two_runs_give_identical_results(small_judge):
 def test_a_context_longer_than_the_window_goes_through_windows(small_model_path):
     from localeval.judge.llama import LlamaJudge
 
-    sentences = [f"Fact {i}: the museum in town {i} opened in year {1800 + i}." for i in range(40)]
+    sentences = [f"Fact {i}: the museum in town {i} opened in year {1800 + i}." for i in range(80)]
     sample = Sample(user_input="When did the museum in town 7 open?", retrieved_contexts=[" ".join(sentences)], reference="It opened in 1807.")
-    with LlamaJudge(small_model_path, n_ctx=512, n_threads=2) as judge:  # a small window keeps this quick
+    with LlamaJudge(small_model_path, n_ctx=1024, n_threads=2) as judge:  # a small window (that still holds the worked examples) keeps this quick
         assert judge.count_tokens(" ".join(sentences)) > judge.context_size  # really too long for one prompt
         result = evaluate([sample], ["context_relevance", "context_recall"], judge=judge).results[0]
     assert result["errors"] == {}
     assert result["details"]["context_relevance"]["windows"] >= 2
-    assert result["details"]["context_relevance"]["n_sentences"] == 40
+    assert result["details"]["context_relevance"]["n_sentences"] == 80
 
 
 def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
@@ -112,6 +112,34 @@ def test_choose_reads_normalised_probabilities_and_reuses_the_prefix(small_judge
     assert all(0.0 <= p <= 1.0 for p in first + second) and math.isclose(sum(second), 1.0)
     assert usage.prompt_evaluated < 0.2 * usage.prompt_tokens
     assert again == second  # the whole prompt was cached: the same segments are evaluated again
+
+
+def test_the_worked_examples_are_restored_not_evaluated_again(small_model_path):
+    """The attribution prompt's worked examples are the same for every statement: after a
+    relevance prompt took llama.cpp's cache they come back from a snapshot, with the exact
+    verdict a fresh evaluation gives."""
+    from localeval.judge.llama import LlamaJudge
+    from localeval.judge.prompts import attribution_messages, relevance_messages
+
+    claim = attribution_messages("The river is 300 km long. It flows into the lake.", "The river is 300 km long.", "How long is it?")
+    other = relevance_messages("Paris is the capital of France.", "What is the capital of France?")
+    with LlamaJudge(small_model_path, n_ctx=1024, n_threads=2) as judge:
+        judge.choose(other, "", ["Yes", "No"])
+        fresh, first = judge.choose(claim, "", ["Yes", "No"])
+        judge.choose(other, "", ["Yes", "No"])
+        restored, usage = judge.choose(claim, "", ["Yes", "No"])
+    assert restored == fresh
+    assert first.prompt_evaluated == first.prompt_tokens > 300  # the examples, evaluated once
+    assert usage.prompt_evaluated < 0.2 * usage.prompt_tokens
+
+
+def test_a_rubric_replaces_the_worked_examples_too():
+    from localeval.judge.prompts import attribution_messages
+    from localeval.rubric import Rubric
+
+    assert len(attribution_messages("d", "s", "q")) > 2
+    rubric = Rubric(path="rubric.txt", sha256="0" * 64, text="Document: {document}\nClaim: {statement}\nSupported?")
+    assert [m["role"] for m in attribution_messages("d", "s", "q", rubric)] == ["system", "user"]
 
 
 def test_scores_do_not_depend_on_what_the_judge_saw_before(small_judge):

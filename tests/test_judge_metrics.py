@@ -142,7 +142,7 @@ def test_recall_claims_mode_uses_the_judges_claims():
 def test_a_sentence_longer_than_the_window_is_a_per_sample_error():
     giant = Sample(user_input="q", retrieved_contexts=["word " * 3000], reference="r")
     ok = Sample(user_input="q", retrieved_contexts=["short."], reference="r")
-    run = evaluate([giant, ok], ["context_relevance", "context_recall"], judge=ScriptedJudge(context_size=600, calibration=CERTAIN))
+    run = evaluate([giant, ok], ["context_relevance", "context_recall"], judge=ScriptedJudge(context_size=1200, calibration=CERTAIN))
     first, second = run.results
     assert "raise --n-ctx" in first["errors"]["context_recall"] and "raise --n-ctx" in first["errors"]["context_relevance"]
     assert second["errors"] == {}

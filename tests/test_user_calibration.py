@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import SMALL_MODEL, result_rows
 
 from localeval import evaluate
+from localeval.calibration import CALIBRATION_VERSION
 from localeval.cli import cli
 from localeval.errors import EXIT_USAGE, ConfigError
 from localeval.metrics import recall, relevance
@@ -24,7 +25,7 @@ def _table(features, weight=0.5):
 
 
 def _calibration_file(path, tables):
-    path.write_text(json.dumps({"format": "localeval-calibration", "version": 1, "tables": tables}))
+    path.write_text(json.dumps({"format": "localeval-calibration", "version": CALIBRATION_VERSION, "tables": tables}))
     return path
 
 

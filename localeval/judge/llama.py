@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,11 @@ from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter
 DEFAULT_CONTEXT = 4096  # tokens: a HotpotQA sample (~1,400 tokens) and most RAG prompts fit
 DEFAULT_SEED = 0
 ANSWER_MAX_TOKENS = 512  # a ceiling only: schemas bound every field, so answers end well before
+# A prompt's shared head (everything before its last message) is snapshotted when it is at
+# least this long: the attribution prompt's worked examples (about 450 tokens, 7 s to evaluate
+# on 2 cores) are restored in milliseconds after a relevance prompt took the cache.
+SNAPSHOT_MIN_TOKENS = 128
+SNAPSHOTS_KEPT = 4  # distinct heads (a few tens of MB for the default judge)
 
 
 def parse_answer(text: str, schema: type[T]) -> T:
@@ -79,6 +85,7 @@ class LlamaJudge:
         self._formatters: dict[bool, Any] = {}
         self._blank_line_tokens: dict[int, bool] = {}
         self._option_tokens: dict[str, int] = {}
+        self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
 
     @property
     def context_size(self) -> int:
@@ -130,15 +137,16 @@ class LlamaJudge:
         tokens += self._runtime.tokenize(prompt[cursor:], bos=cursor == 0, special=True)
         return tokens
 
-    def _tokens(self, messages: list[Message], prefix: str) -> tuple[list[int], list[int]]:
-        """The prompt's tokens (the chat template, then the answer's `prefix`), and the
+    def _tokens(self, messages: list[Message], prefix: str) -> tuple[list[int], list[int], int]:
+        """The prompt's tokens (the chat template, then the answer's `prefix`), the
         positions where each message ends and the answer starts (where they fall
-        between tokens)."""
+        between tokens), and where the last message starts (0 if that is not a cut)."""
         prompt = self._render(messages, True)
         tokens = self._tokenize(prompt + prefix, messages)
         if len(tokens) >= self.context_size:
             raise JudgeError(f"the prompt has {len(tokens)} tokens, more than the model's window of {self.context_size}")
         heads = [self._render(messages[:count], False) for count in range(1, len(messages))]
+        last_message = 0
         if prefix:
             heads.append(prompt)
         cuts = []
@@ -146,14 +154,16 @@ class LlamaJudge:
             head_tokens = self._tokenize(head, messages[:count])
             if tokens[: len(head_tokens)] == head_tokens:
                 cuts.append(len(head_tokens))
-        return tokens, cuts
+                if count == len(messages) - 1:
+                    last_message = len(head_tokens)
+        return tokens, cuts, last_message
 
     def _ends_blank_line(self, token: int) -> bool:
         if token not in self._blank_line_tokens:
             self._blank_line_tokens[token] = self._runtime.token_text(token).endswith(b"\n\n")
         return self._blank_line_tokens[token]
 
-    def _load(self, tokens: list[int], fixed_cuts: list[int]) -> int:
+    def _load(self, tokens: list[int], fixed_cuts: list[int], last_message: int) -> int:
         """Make llama.cpp's cache hold exactly `tokens`, with fresh logits for the last one;
         return how many tokens were evaluated.
 
@@ -163,22 +173,36 @@ class LlamaJudge:
         to a segment boundary. llama.cpp's results depend slightly on how a prompt is
         split into batches, so reusing whatever prefix happened to be cached would make
         a sample's scores depend on the sample before it, or on where a run resumed.
+
+        Everything before the last message (instructions and worked examples, the same
+        for every prompt of its kind) is kept as a snapshot when it is long, and restored
+        when another kind of prompt has taken the cache since: the snapshot holds exactly
+        what evaluating those segments again would, so the scores do not change.
         """
         cuts = set(fixed_cuts) | {i + 1 for i, token in enumerate(tokens[:-1]) if self._ends_blank_line(token)}
         boundaries = sorted(c for c in cuts if 0 < c < len(tokens))
         cached = _common_prefix(self._runtime.cached(), tokens)
         start = max([0, *(c for c in boundaries if c <= cached)])
+        head = tuple(tokens[:last_message]) if last_message >= SNAPSHOT_MIN_TOKENS else ()
+        if head and start < len(head) and head in self._snapshots:
+            self._snapshots.move_to_end(head)
+            self._runtime.restore(head, self._snapshots[head])
+            start = len(head)
         self._runtime.keep(start)
         later = [c for c in boundaries if c > start]
         for begin, end in zip([start, *later], [*later, len(tokens)]):
             self._runtime.evaluate(tokens[begin:end])
+            if head and end == len(head) and head not in self._snapshots:
+                self._snapshots[head] = self._runtime.snapshot()
+                while len(self._snapshots) > SNAPSHOTS_KEPT:
+                    self._snapshots.popitem(last=False)
         return len(tokens) - start
 
     def ask(self, messages: list[Message], schema: type[T], max_tokens: int = ANSWER_MAX_TOKENS) -> tuple[T, Usage]:
         """Greedy decoding under the schema's grammar; the answer always parses."""
         started = time.perf_counter()
-        tokens, fixed_cuts = self._tokens(messages, "")
-        evaluated = self._load(tokens, fixed_cuts)
+        tokens, fixed_cuts, last_message = self._tokens(messages, "")
+        evaluated = self._load(tokens, fixed_cuts, last_message)
         # The whole prompt is cached now with fresh logits: generation starts at once.
         text, generated, truncated = self._runtime.complete(tokens, self._grammar(schema), max_tokens, self.seed)
         if truncated:
@@ -202,8 +226,8 @@ class LlamaJudge:
         """
         started = time.perf_counter()
         option_ids = [self._option_token(option) for option in options]
-        tokens, fixed_cuts = self._tokens(messages, prefix)
-        evaluated = self._load(tokens, fixed_cuts)
+        tokens, fixed_cuts, last_message = self._tokens(messages, prefix)
+        evaluated = self._load(tokens, fixed_cuts, last_message)
         logits = self._runtime.last_logits()[option_ids]
         if not np.all(np.isfinite(logits)):
             raise JudgeError(f"the model's logits for {list(options)} are not finite ({logits.tolist()}); its verdict cannot be read")

@@ -1,14 +1,16 @@
 """The fence around llama-cpp-python: every use of its API, public or private, is here.
 
-localeval needs three things llama-cpp-python has no public API for: setting the
+localeval needs four things llama-cpp-python has no public API for: setting the
 cached prefix length (to evaluate a prompt in canonical segments, see
-`LlamaJudge._load`), reading the last position's logits without logits_all, and
-loading with llama.cpp's extra buffer types off. They live in this one module,
+`LlamaJudge._load`), reading the last position's logits without logits_all,
+loading with llama.cpp's extra buffer types off, and saving and restoring the
+cache's keys and values for a prefix (`snapshot`, `restore`). They live in this one module,
 and the installed version is checked against the range they were written for.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import re
 from collections.abc import Iterator, Sequence
@@ -147,6 +149,23 @@ class LlamaRuntime:
     def evaluate(self, tokens: Sequence[int]) -> None:
         """Append `tokens` to the cache, in one call (llama.cpp batches it as n_batch allows)."""
         self._llm.eval(tokens)
+
+    def snapshot(self) -> bytes:
+        """The keys and values of every cached token (llama.cpp's sequence 0, the only one
+        used), for `restore`: a few tens of KB per token, not the logits."""
+        size = int(self._llama_cpp.llama_state_seq_get_size(self._llm._ctx.ctx, 0))
+        buffer = (ctypes.c_uint8 * size)()
+        written = int(self._llama_cpp.llama_state_seq_get_data(self._llm._ctx.ctx, buffer, size, 0))
+        return bytes(buffer[:written])
+
+    def restore(self, tokens: Sequence[int], state: bytes) -> None:
+        """Make the cache hold `tokens` again from their `snapshot`, without evaluating them.
+        The logits are not restored: evaluate at least one token before reading them."""
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if int(self._llama_cpp.llama_state_seq_set_data(self._llm._ctx.ctx, buffer, len(state), 0)) != len(state):
+            raise ModelError("llama.cpp could not restore a cached prompt prefix")
+        self._llm.input_ids[: len(tokens)] = tokens
+        self._llm.n_tokens = len(tokens)
 
     def last_logits(self) -> np.ndarray:
         """The logits after the last evaluated token (a copy)."""

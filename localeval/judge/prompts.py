@@ -76,13 +76,75 @@ RELEVANCE_PLACEHOLDERS = frozenset({"question", "paragraph"})
 RELEVANCE_REQUIRED = RELEVANCE_PLACEHOLDERS
 
 
+# Worked examples shown before every attribution prompt, as earlier turns of the chat
+# (document, question or "", claim, verdict). Written for localeval on topics of their own,
+# they show the judge what "everything it says" means: a changed number, a swapped name and a
+# true-but-unstated detail are No; a paraphrase and a direct consequence are Yes. Measured
+# (README, "Judge accuracy"): balanced accuracy up on QAGS, VitaminC and FEVER, held out too,
+# and the hand-written attribution cases 18 -> 20 of 20; claims within 0.01. They are the same
+# for every prompt, so llama.cpp evaluates them once per run (LlamaJudge keeps a snapshot).
+ATTRIBUTION_EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "The Danube rises in the Black Forest and flows for about 2,850 kilometres through ten countries before it empties into the Black Sea.",
+        "Where does the Danube end?",
+        "The Danube flows into the Black Sea.",
+        YES,
+    ),
+    (
+        "The suspension bridge opened to traffic in May 1937. Its main span is 1,280 metres long.",
+        "",
+        "The bridge opened to traffic in 1973.",
+        NO,
+    ),
+    (
+        "Marie Curie shared the 1903 Nobel Prize in Physics with Pierre Curie and Henri Becquerel.",
+        "What did Marie Curie win?",
+        "Marie Curie won the 1903 Nobel Prize in Physics for discovering polonium.",
+        NO,
+    ),
+    (
+        "All 40,000 tickets for the concert were sold within two hours of going on sale.",
+        "",
+        "The concert sold out on the day tickets went on sale.",
+        YES,
+    ),
+    (
+        "The bakery was founded by Ana Ruiz in 1962. Her brother Luis joined later and ran the shop until 1990.",
+        "Who founded the bakery?",
+        "Luis Ruiz founded the bakery.",
+        NO,
+    ),
+    (
+        "Mercury is the planet closest to the Sun. It has no moons, and a year there lasts 88 Earth days.",
+        "",
+        "Mercury, the innermost planet, has no moons.",
+        YES,
+    ),
+)
+
+
+def _attribution_user(document: str, statement: str, question: str | None) -> str:
+    topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question and question.strip() else ""
+    return ATTRIBUTION_USER.format(document=document, topic=topic, statement=statement)
+
+
 def attribution_messages(document: str, statement: str, question: str | None, rubric: Rubric | None = None) -> list[Message]:
+    """The system message, the worked examples, then the question about `document`. A user's
+    rubric replaces the wording, and the examples with it: they are in localeval's wording."""
+    messages: list[Message] = [{"role": "system", "content": ATTRIBUTION_SYSTEM}]
     if rubric is not None:
-        user = rubric.fill(document=document, statement=statement, question=(question or "").strip())
-    else:
-        topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question and question.strip() else ""
-        user = ATTRIBUTION_USER.format(document=document, topic=topic, statement=statement)
-    return [{"role": "system", "content": ATTRIBUTION_SYSTEM}, {"role": "user", "content": user}]
+        return [*messages, {"role": "user", "content": rubric.fill(document=document, statement=statement, question=(question or "").strip())}]
+    for example_document, example_question, example_statement, verdict in ATTRIBUTION_EXAMPLES:
+        messages.append({"role": "user", "content": _attribution_user(example_document, example_statement, example_question)})
+        messages.append({"role": "assistant", "content": verdict})
+    return [*messages, {"role": "user", "content": _attribution_user(document, statement, question)}]
+
+
+def attribution_examples_text(rubric: Rubric | None) -> str:
+    """The worked examples' text as the prompt carries it (none with a rubric), to count its tokens."""
+    if rubric is not None:
+        return ""
+    return "\n".join(_attribution_user(d, s, q) + "\n" + verdict for d, q, s, verdict in ATTRIBUTION_EXAMPLES)
 
 
 def relevance_messages(paragraph: str, question: str, rubric: Rubric | None = None) -> list[Message]:

@@ -30,7 +30,14 @@ from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
 from localeval.evidence import StatementEvidence, statement_evidence
 from localeval.judge import Judge
-from localeval.judge.prompts import ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED, attribution_messages, claims_messages
+from localeval.judge.prompts import (
+    ATTRIBUTION_EXAMPLES,
+    ATTRIBUTION_PLACEHOLDERS,
+    ATTRIBUTION_REQUIRED,
+    attribution_examples_text,
+    attribution_messages,
+    claims_messages,
+)
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption, shorten
 from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
 from localeval.rubric import Rubric, rubric_validator
@@ -44,6 +51,7 @@ SUPPORTED_GATE = 0.0  # log-odds at which the judge found a statement supported 
 # every verdict of the shipped calibration and cuts QAGS prompt tokens by a tenth.
 NEXT_CHUNK_COVERAGE = 0.3
 CHUNK_TOKENS = 300  # MiniCheck's chunks are about 400 tokens; shorter ones suit a 1.5B judge
+MESSAGE_MARKERS = 8  # tokens a chat template puts around one message (Qwen's: 5)
 PROMPT_OVERHEAD = 160  # tokens of instructions, topic and statement around a chunk (generous)
 CLAIM_CHARS = 200
 MAX_CLAIMS = 12
@@ -107,6 +115,12 @@ def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
     return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
 
 
+def _examples_tokens(judge: Judge, rubric: Rubric | None) -> int:
+    """Tokens the worked examples add to every prompt, with each turn's chat markers (generous)."""
+    text = attribution_examples_text(rubric)
+    return judge.count_tokens(text) + MESSAGE_MARKERS * 2 * len(ATTRIBUTION_EXAMPLES) if text else 0
+
+
 def _chunk_coverage(evidence: StatementEvidence, chunk: range) -> float:
     """Share of the statement's words in the chunk's best sentence: what ranks chunks."""
     return max((m.coverage for m in evidence.matches if m.index in chunk), default=0.0)
@@ -157,9 +171,12 @@ class ContextRecall(Metric[RecallParams]):
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
         sentences = context_sentences(sample, params.language)
-        room = judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - judge.count_tokens(max(statements, key=len)) - judge.count_tokens(sample.user_input or "")
+        room = (
+            judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - _examples_tokens(judge, params.rubric)
+            - judge.count_tokens(max(statements, key=len)) - judge.count_tokens(sample.user_input or "")
+        )
         if room <= 0:
-            raise JudgeError(f"the question and the longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
+            raise JudgeError(f"the instructions, worked examples, question and longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
         chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room)
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
         wanted = [
