@@ -140,13 +140,6 @@ def attribution_messages(document: str, statement: str, question: str | None, ru
     return [*messages, {"role": "user", "content": _attribution_user(document, statement, question)}]
 
 
-def attribution_examples_text(rubric: Rubric | None) -> str:
-    """The worked examples' text as the prompt carries it (none with a rubric), to count its tokens."""
-    if rubric is not None:
-        return ""
-    return "\n".join(_attribution_user(d, s, q) + "\n" + verdict for d, q, s, verdict in ATTRIBUTION_EXAMPLES)
-
-
 def relevance_messages(paragraph: str, question: str, rubric: Rubric | None = None) -> list[Message]:
     user = rubric.fill(question=question, paragraph=paragraph) if rubric is not None else RELEVANCE_USER.format(question=question, paragraph=paragraph)
     return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": user}]

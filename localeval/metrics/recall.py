@@ -31,10 +31,8 @@ from localeval.errors import JudgeError
 from localeval.evidence import StatementEvidence, statement_evidence
 from localeval.judge import Judge
 from localeval.judge.prompts import (
-    ATTRIBUTION_EXAMPLES,
     ATTRIBUTION_PLACEHOLDERS,
     ATTRIBUTION_REQUIRED,
-    attribution_examples_text,
     attribution_messages,
     claims_messages,
 )
@@ -116,9 +114,10 @@ def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
 
 
 def _examples_tokens(judge: Judge, rubric: Rubric | None) -> int:
-    """Tokens the worked examples add to every prompt, with each turn's chat markers (generous)."""
-    text = attribution_examples_text(rubric)
-    return judge.count_tokens(text) + MESSAGE_MARKERS * 2 * len(ATTRIBUTION_EXAMPLES) if text else 0
+    """Tokens the worked examples add to every prompt (the turns between the system message and
+    the question; none with a rubric), with each turn's chat markers (generous)."""
+    examples = attribution_messages("", "", None, rubric)[1:-1]
+    return sum(judge.count_tokens(message["content"]) + MESSAGE_MARKERS for message in examples)
 
 
 def _chunk_coverage(evidence: StatementEvidence, chunk: range) -> float:
