@@ -6,6 +6,15 @@ and cross-validated by question (10 folds; each source weighing the same) with t
 selection threshold chosen for F1 plus a weight on saying "insufficient information" where
 nothing answers; per shape it prints F1 or the "insufficient" share.
 
+With --unread-verdict N it prints the value context_relevance gives a passage the judge does not
+read (relevance.UNREAD_VERDICT): the median of the judge's log-odds on the paragraphs of N HotpotQA
+questions ranked after the fourth by how much of the question they mention (the model is loaded
+for the verdicts not cached yet).
+
+With --verdict-caps it prints the shipped features with the passage verdict weighed up to each
+cap in turn (relevance.VERDICT_CAP; 1e9: in full), refitted and cross-validated, and the
+hand-written cases right under each rule.
+
 With --judged-contexts it prints the cost/accuracy curve instead: the shipped features with the
 judge reading at most N contexts per question (those that mention most of the question; 0 = all),
 each refitted and cross-validated, with the prompt tokens the judge evaluates per HotpotQA question.
@@ -14,6 +23,8 @@ each refitted and cross-validated, with the prompt tokens the judge evaluates pe
     python benchmarks/explore_relevance.py --limit relevance=30,squad=40
     for n in 0 5 4 3; do python benchmarks/accuracy.py --task relevance,squad --limit relevance=30,squad=40 --judged-contexts $n; done
     python benchmarks/explore_relevance.py --limit relevance=30,squad=40 --judged-contexts 0,5,4,3,2
+    python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --verdict-caps 1e9,3,2,1.5,1,0.75
+    python benchmarks/explore_relevance.py --unread-verdict 30
 """
 
 from __future__ import annotations
@@ -29,9 +40,13 @@ import accuracy  # noqa: E402
 from judge_cache import CachedJudge  # noqa: E402
 
 from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
+from localeval.judge.prompts import relevance_messages  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
+from localeval.metrics.judging import yes_log_odds  # noqa: E402
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
+from localeval.samples import Sample  # noqa: E402
+from localeval.text import split_sentences  # noqa: E402
 
 CHOICE = ("judge_choice", "judge_none")
 BASE = [f for f in FEATURES if f not in CHOICE and f != "judge_answer"]
@@ -82,6 +97,31 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
     return "   ".join(cells) + f"   mean over the shapes {statistics.fmean(values):.3f}"
 
 
+UNREAD_RANK = 4  # the paragraphs ranked after this many are those a judge reading 3 leaves unread, less the near misses
+
+
+def unread_verdict(judge: CachedJudge, questions: int) -> None:
+    """The median and quartiles of the judge's log-odds on low-ranked paragraphs, split by whether
+    a gold paragraph is among them (it seldom is)."""
+    rows = accuracy.read("relevance_dev.jsonl", questions)
+    values: dict[bool, list[float]] = {True: [], False: []}
+    for row in rows:
+        contexts = row["retrieved_contexts"]
+        units = relevance._units(Sample(user_input=row["user_input"], retrieved_contexts=contexts), "sentence", "en")
+        _, passage_overlap, _ = relevance._question_overlap(row["user_input"], units, len(contexts), "en")
+        ranked = sorted(range(len(contexts)), key=lambda p: (-passage_overlap[p], p))[UNREAD_RANK:]
+        gold = {u.passage for u in units if any(accuracy._same_sentence(u.text, g) for g in row["gold_sentences"])}
+        read_as = [" ".join(split_sentences(c) or [c]) for c in contexts]  # as context_relevance sends a passage
+        low = [yes_log_odds(judge, relevance_messages(read_as[p], row["user_input"]))[0] for p in ranked]
+        values[bool(gold & set(ranked))] += low
+    for has_gold, found in values.items():
+        if found:
+            quartiles = statistics.quantiles(found, n=4)
+            print(f"paragraphs ranked after {UNREAD_RANK}, {'with' if has_gold else 'without'} a gold one among them: n {len(found)}, median log-odds {statistics.median(found):.2f} (quartiles {quartiles[0]:.2f}, {quartiles[2]:.2f})")
+    every = values[True] + values[False]
+    print(f"all of them: n {len(every)}, median {statistics.median(every):.2f}: relevance.UNREAD_VERDICT")
+
+
 def dev_records(judge: CachedJudge, limit: Any) -> list[dict]:
     records = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 0) if limit("relevance", limit("*")) != 0 else []
     return records + (accuracy.squad_rows(judge, limit("squad", limit("*")), 0) if limit("squad", limit("*")) != 0 else [])
@@ -91,10 +131,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
     parser.add_argument("--weights", default="0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
+    parser.add_argument("--unread-verdict", type=int, help="measure relevance.UNREAD_VERDICT on this many HotpotQA questions (loads the model for verdicts not cached)")
+    parser.add_argument("--verdict-caps", help="comma-separated caps on the passage verdict's log-odds to compare (relevance.VERDICT_CAP)")
     parser.add_argument("--judged-contexts", help="comma-separated: the cost/accuracy curve over context_relevance's judged_contexts (0 = all)")
     args = parser.parse_args()
     path, _ = resolve_model(None)
+    if args.unread_verdict:
+        unread_verdict(CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: accuracy.load_judge(str(path)), {}), args.unread_verdict)
+        return
     judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
+    if args.verdict_caps:
+        for cap in (float(c) for c in args.verdict_caps.split(",")):
+            relevance.VERDICT_CAP = cap
+            records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
+            for weight in (float(w) for w in args.weights.split(",")):
+                print(f"verdict cap {cap:<6g} weight {weight:<5} {figures(records, accuracy.RELEVANCE_FEATURES, weight)}   "
+                      f"plain {plain_right(records, plain, accuracy.RELEVANCE_FEATURES, weight)} of {len(plain)}", flush=True)
+        return
     if args.judged_contexts:
         for judged in (int(n) for n in args.judged_contexts.split(",")):
             accuracy.RELEVANCE_OPTIONS["judged_contexts"] = judged
