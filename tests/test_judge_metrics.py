@@ -186,6 +186,16 @@ def test_relevance_is_the_share_of_units_required():
     assert len(score.details["probabilities"]) == len(score.details["features"]) == 4
 
 
+def test_the_rule_weighs_the_passage_verdict_up_to_its_cap_and_asks_about_the_surest_passage():
+    """Both passages are needed, the second more surely: the features weigh both at the cap,
+    and the short answer is still asked of the second (the full verdict decides which)."""
+    sample = Sample(user_input="Who founded Acme?", retrieved_contexts=["Acme sells anvils.", "Acme was founded by Ada Smith."])
+    judge = ScriptedJudge(lambda m: 0.999 if "Ada" in asked_paragraph(m) else 0.9, lambda m, schema: {"answer": "Ada Smith"}, calibration=CERTAIN)
+    score = create_metric("context_relevance").score_batch([sample], judge)[0]
+    assert [f["judge_passage"] for f in score.details["features"]] == [relevance.VERDICT_CAP, relevance.VERDICT_CAP]
+    assert score.details["answer"] == "Ada Smith" and "Ada Smith" in judge.calls[2][-1]["content"]
+
+
 def test_insufficient_information_selects_nothing_and_scores_zero():
     score = create_metric("context_relevance").score_batch([SAMPLE], relevance_judge("nowhere"))[0]
     assert score.value == 0.0 and score.details["selected"] == []
