@@ -40,13 +40,11 @@ import accuracy  # noqa: E402
 from judge_cache import CachedJudge  # noqa: E402
 
 from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
-from localeval.judge.prompts import relevance_messages  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
-from localeval.metrics.judging import yes_log_odds  # noqa: E402
+from localeval.metrics.judging import UsageTally  # noqa: E402
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 from localeval.samples import Sample  # noqa: E402
-from localeval.text import split_sentences  # noqa: E402
 
 CHOICE = ("judge_choice", "judge_none")
 BASE = [f for f in FEATURES if f not in CHOICE and f != "judge_answer"]
@@ -104,6 +102,7 @@ def unread_verdict(judge: CachedJudge, questions: int) -> None:
     """The median and quartiles of the judge's log-odds on low-ranked paragraphs, split by whether
     a gold paragraph of the question is among them (on 30 dev questions, 18 of them)."""
     rows = accuracy.read("relevance_dev.jsonl", questions)
+    metric = accuracy.relevance_metric()  # its own passage prompts, so the verdicts are those a run reads
     values: dict[bool, list[float]] = {True: [], False: []}
     for row in rows:
         contexts = row["retrieved_contexts"]
@@ -111,8 +110,7 @@ def unread_verdict(judge: CachedJudge, questions: int) -> None:
         _, passage_overlap, _ = relevance._question_overlap(row["user_input"], units, len(contexts), "en")
         ranked = sorted(range(len(contexts)), key=lambda p: (-passage_overlap[p], p))[UNREAD_RANK:]
         gold = {u.passage for u in units if any(accuracy._same_sentence(u.text, g) for g in row["gold_sentences"])}
-        read_as = [" ".join(split_sentences(c) or [c]) for c in contexts]  # as context_relevance sends a passage
-        low = [yes_log_odds(judge, relevance_messages(read_as[p], row["user_input"]))[0] for p in ranked]
+        low, _, _ = metric._judge_passages([contexts[p] for p in ranked], judge, row["user_input"], UsageTally())
         values[bool(gold & set(ranked))] += low
     for has_gold, found in values.items():
         if found:

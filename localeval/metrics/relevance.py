@@ -90,8 +90,8 @@ DEFAULT_CALIBRATION = LogisticModel(
 )
 # The rule weighs a passage verdict's log-odds up to this size either way: beyond it, a surer
 # verdict says no more about which of the passage's sentences are required, and weighed in full it
-# lifted every sentence of a single context over the threshold (the one naming the subject beside
-# the one that answers). Measured (README, "Judge accuracy"): cross-validated F1 and "insufficient"
+# lifted the sentence naming a single context's subject over the threshold beside the one that
+# answers. Measured (README, "Judge accuracy"): cross-validated F1 and "insufficient"
 # as before on the dev shapes, H3 up, hand-written cases 19 -> 21 of 24. Which passage is asked
 # about still goes by the full value.
 VERDICT_CAP = 1.0
