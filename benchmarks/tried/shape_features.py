@@ -31,7 +31,6 @@ from judge_cache import CachedJudge  # noqa: E402
 from localeval.metrics.judging import context_sentences  # noqa: E402
 from localeval.models import DEFAULT_MODEL, resolve_model  # noqa: E402
 
-SHAPE_FEATURES = ("ctx_len", "stmt_len", "judge_x_ctx", "cov_x_ctx")
 VARIANTS = (
     ("judge", "best_coverage"),
     ("judge", "best_coverage", "ctx_len"),
@@ -72,7 +71,6 @@ def main() -> None:
     args = parser.parse_args()
     plain_metric = accuracy.recall_metric
     accuracy.recall_metric = lambda: WithShape(plain_metric())  # type: ignore[assignment]
-    accuracy.ALL_FEATURES = [*accuracy.ALL_FEATURES, *SHAPE_FEATURES]
     path, _ = resolve_model(DEFAULT_MODEL)
     judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
     tasks = {task: accuracy.statement_rows(judge, task, limit, 0) for task, limit in args.limit.items()}
