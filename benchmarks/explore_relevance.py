@@ -56,6 +56,11 @@ VARIANTS = {
     "+ the choice and the short answer (shipped: no subject features)": accuracy.RELEVANCE_FEATURES,
     "shipped, without 'none'": [f for f in accuracy.RELEVANCE_FEATURES if f != "judge_none"],
     "shipped, without opens_passage": [f for f in accuracy.RELEVANCE_FEATURES if f != "opens_passage"],
+    "shipped, without answer_stands_alone and opens_long_question (the rule until 2026-11-25)": [
+        f for f in accuracy.RELEVANCE_FEATURES if f not in ("answer_stands_alone", "opens_long_question")
+    ],
+    "shipped, without answer_stands_alone": [f for f in accuracy.RELEVANCE_FEATURES if f != "answer_stands_alone"],
+    "shipped, without opens_long_question": [f for f in accuracy.RELEVANCE_FEATURES if f != "opens_long_question"],
     "the judge only within the passage (no unit overlap, opening or new facts)": [
         f for f in accuracy.RELEVANCE_FEATURES if f not in ("overlap", "overlap_vs_best", "opens_passage", "named_by_pronoun", "new_facts")
     ],

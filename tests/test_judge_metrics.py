@@ -315,3 +315,42 @@ def test_a_question_that_names_the_subject_does_not_need_the_sentence_introducin
     units = _units(sample, "sentence", "en")
     # the question's words beyond the subject ("tall") are in the answer, not in the sentence that names the subject
     assert _focus_overlap(sample.user_input, units, set(_subject_words(units[0].text, "en")), "en") == [0.0, 1.0]
+
+
+def test_an_answer_that_names_the_subject_itself_does_not_need_the_opening():
+    """answer_stands_alone: set on the opening only when the question names the subject and the
+    unit the judge points to names it too; an answer that leans on the opening ("It ...", "The
+    new season's ...") leaves it 0, as HotpotQA's labels count that opening as required."""
+    from localeval.metrics.relevance import _answer_stands_alone, _subject_asked, _subject_words, _units
+
+    def alone(question: str, context: str, answering: int) -> list[float]:
+        units = _units(Sample(user_input=question, retrieved_contexts=[context]), "sentence", "en")
+        subjects = {0: _subject_words(units[0].text, "en")}
+        named = {0: _subject_asked(set(content_words(question)), subjects[0])}
+        judge_answer = [float(i == answering) for i in range(len(units))]
+        return _answer_stands_alone(units, judge_answer, [0.0] * len(units), subjects, named, "en")
+
+    from localeval.evidence import content_words
+
+    everest = "Mount Everest is in the Himalayas. The summit of Everest is 8,849 metres above sea level."
+    assert alone("How tall is Mount Everest?", everest, answering=1) == [1.0, 0.0]
+    assert alone("How tall is the highest mountain on Earth?", everest, answering=1) == [0.0, 0.0]  # the question describes it
+    assert alone("How tall is Mount Everest?", "Mount Everest is in the Himalayas. It is 8,849 metres tall.", answering=1) == [0.0, 0.0]
+    assert alone("How tall is Mount Everest?", everest, answering=0) == [0.0, 0.0]  # the opening answers itself
+    assert alone("How tall is Mount Everest?", everest, answering=-1) == [0.0, 0.0]  # the judge points nowhere
+
+
+def test_the_opening_features_follow_the_question_and_the_judges_answer():
+    """Through the metric: a short question that names the subject, and a short answer found in a
+    later unit that names it too, mark the opening as standing apart; opens_long_question grows
+    with the question's content words, on opening units only."""
+    sample = Sample(user_input="How tall is Mount Everest?", retrieved_contexts=["Mount Everest is in Nepal. The summit of Everest is 8,849 metres high."])
+    judge = ScriptedJudge(lambda m: 0.999, lambda m, schema: {"answer": "8,849 metres"}, calibration=CERTAIN)
+    features = create_metric("context_relevance").score_batch([sample], judge)[0].details["features"]
+    assert [f["answer_stands_alone"] for f in features] == [1.0, 0.0]
+    short = features[0]["opens_long_question"]
+    assert 0 < short < 1 and features[1]["opens_long_question"] == 0.0
+    long_question = "How tall is the mountain that the first British expedition of 1921 surveyed on the border of Nepal and Tibet?"
+    features = create_metric("context_relevance").score_batch([sample.model_copy(update={"user_input": long_question})], judge)[0].details["features"]
+    assert short < features[0]["opens_long_question"] <= 1.0
+    assert features[0]["answer_stands_alone"] == 0.0  # the question does not name the subject

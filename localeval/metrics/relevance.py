@@ -32,8 +32,11 @@ Every unit is scored, then a rule selects:
    passage (the sentence that names what the others refer to), whether the question
    names that subject itself, and whether a later sentence starts with a pronoun; a
    bridge: how strongly the best-matching passage mentions what another passage's
-   opening unit names (a two-hop question's second passage); and the names and
-   numbers the unit brings that the question does not mention.
+   opening unit names (a two-hop question's second passage); the names and
+   numbers the unit brings that the question does not mention; and two signs of
+   whether an opening unit is needed: the question is long (it describes what it asks
+   about, and the opening names it), or the question names the subject and the unit the
+   judge points to as the answer names it too (the answer stands alone).
 4. A logistic model over those FEATURES (fitted per judge on HotpotQA in five shapes,
    with 10, 3 and 1 contexts and with the supporting paragraphs removed, and on SQuAD 2.0
    single paragraphs, alone, among three and with questions they cannot answer, each
@@ -81,12 +84,12 @@ PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a pa
 CHOICE_GATE = 0.0  # the judge picks among a passage's units when it says the passage is needed (P(Yes) >= 0.5)...
 CHOICE_PASSAGES = 1  # ...and it is the one it finds most needed: one more read of that passage, whatever the number of contexts
 # The features every unit gets, in this order; a calibration must weigh each of them.
-FEATURES = ("judge_passage", "judge_choice", "judge_none", "judge_answer", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts")
+FEATURES = ("judge_passage", "judge_choice", "judge_none", "judge_answer", "overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts", "answer_stands_alone", "opens_long_question")
 # For a judge without a fitted rule (a GGUF file not in the catalog): round numbers of the
 # default judge's fitted weights.
 DEFAULT_CALIBRATION = LogisticModel(
-    intercept=-4.2,
-    weights={"judge_passage": 1.9, "judge_choice": 0.2, "judge_none": 0.3, "judge_answer": 1.1, "overlap": 1.1, "overlap_vs_best": 2.8, "focus_vs_best": 0.0, "passage_overlap": -0.5, "bridge": -0.4, "opens_passage": 0.2, "subject_asked": 0.0, "named_by_pronoun": 0.1, "new_facts": 0.4},
+    intercept=-4.3,
+    weights={"judge_passage": 2.1, "judge_choice": 0.2, "judge_none": 0.3, "judge_answer": 1.0, "overlap": 1.3, "overlap_vs_best": 2.7, "focus_vs_best": 0.0, "passage_overlap": -0.6, "bridge": -0.4, "opens_passage": -0.4, "subject_asked": 0.0, "named_by_pronoun": 0.1, "new_facts": 0.4, "answer_stands_alone": -1.6, "opens_long_question": 1.0},
 )
 # The rule weighs a passage verdict's log-odds up to this size either way: beyond it, a surer
 # verdict says no more about which of the passage's sentences are required, and weighed in full it
@@ -246,6 +249,11 @@ def _focus_overlap(question: str, units: Sequence[_Unit], subjects: set[str], la
     return [sum(w for word, w in focus.items() if word in content_words(u.text, language)) / mass for u in units]
 
 
+# A question of this many content words or more describes what it asks about ("this Basham brother
+# who appeared with WWE between 2002 and 2007"), and the sentence that names it is needed to
+# identify it; a short one ("How tall is Mount Everest?") names its subject. The opening unit's
+# feature opens_long_question is the question's content words over this, capped at 1.
+LONG_QUESTION_WORDS = 12
 NEW_FACTS_CAP = 4  # names and numbers beyond this many say nothing more
 
 
@@ -256,6 +264,37 @@ def _new_facts(asked: str, unit: str) -> float:
     restates its topic does not."""
     new = {n.lower() for n in names(unit)} | set(numbers(unit))
     return min(sum(1 for fact in new if fact not in asked), NEW_FACTS_CAP) / NEW_FACTS_CAP
+
+
+def _answering_unit(members: Sequence[int], judge_answer: Sequence[float], judge_choice: Sequence[float]) -> int | None:
+    """The unit of a passage the judge points to as answering: the first that holds its short
+    answer, else the one its choice favours most (None when neither says anything)."""
+    holders = [i for i in members if judge_answer[i] > 0]
+    if holders:
+        return holders[0]
+    favoured = max(members, key=lambda i: (judge_choice[i], -i))
+    return favoured if judge_choice[favoured] > 0 else None
+
+
+def _answer_stands_alone(units: Sequence[_Unit], judge_answer: Sequence[float], judge_choice: Sequence[float], subjects: Mapping[int, Sequence[str]], subject_named: Mapping[int, float], language: str) -> list[float]:
+    """1 for a passage's opening unit when the question names the passage's subject, and the unit
+    the judge points to as the answer is another one that names the subject too ("The summit of
+    Everest is 8,849 metres" for "How tall is Mount Everest?"): the answer stands on its own and
+    the opening only introduces what the question already named. 0 for every other unit, and
+    where the answer leans on the opening for its subject ("It was completed in 1889", "The new
+    season's judge panel..."), which HotpotQA's labels count as required."""
+    alone = [0.0] * len(units)
+    members: dict[int, list[int]] = {}
+    for i, u in enumerate(units):
+        members.setdefault(u.passage, []).append(i)
+    for indices in members.values():
+        opening = indices[0]
+        answering = _answering_unit(indices, judge_answer, judge_choice)
+        if answering is None or answering == opening or not units[opening].opens_passage or subject_named.get(opening, 0.0) < 0.5:
+            continue
+        if _subject_asked(set(content_words(units[answering].text, language)), subjects[opening]) >= 0.5:
+            alone[opening] = 1.0
+    return alone
 
 
 def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
@@ -406,6 +445,9 @@ class ContextRelevance(Metric[RelevanceParams]):
         referred = {u.passage for u in units if not u.opens_passage and _starts_with_pronoun(u.text)}
         asked = question.lower()
         asked_words = set(content_words(question, params.language))
+        subject_named = {i: _subject_asked(asked_words, words) for i, words in subject.items()}
+        long_question = min(len(asked_words), LONG_QUESTION_WORDS) / LONG_QUESTION_WORDS
+        alone = _answer_stands_alone(units, judge_answer, judge_choice, subject, subject_named, params.language)
         features = [
             {
                 "judge_passage": _capped(judge_passage.get(u.passage, UNREAD_VERDICT)),
@@ -418,9 +460,11 @@ class ContextRelevance(Metric[RelevanceParams]):
                 "passage_overlap": passage_overlap[u.passage],
                 "bridge": bridge[u.passage],
                 "opens_passage": float(u.opens_passage),
-                "subject_asked": _subject_asked(asked_words, subject[i]) if u.opens_passage else 0.0,
+                "subject_asked": subject_named.get(i, 0.0),
                 "named_by_pronoun": float(u.opens_passage and u.passage in referred),
                 "new_facts": _new_facts(asked, u.text),
+                "answer_stands_alone": alone[i],
+                "opens_long_question": float(u.opens_passage) * long_question,
             }
             for i, u in enumerate(units)
         ]
