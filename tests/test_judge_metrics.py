@@ -321,6 +321,7 @@ def test_an_answer_that_names_the_subject_itself_does_not_need_the_opening():
     """answer_stands_alone: set on the opening only when the question names the subject and the
     unit the judge points to names it too; an answer that leans on the opening ("It ...", "The
     new season's ...") leaves it 0, as HotpotQA's labels count that opening as required."""
+    from localeval.evidence import content_words
     from localeval.metrics.relevance import _answer_stands_alone, _subject_asked, _subject_words, _units
 
     def alone(question: str, context: str, answering: int) -> list[float]:
@@ -329,8 +330,6 @@ def test_an_answer_that_names_the_subject_itself_does_not_need_the_opening():
         named = {0: _subject_asked(set(content_words(question)), subjects[0])}
         judge_answer = [float(i == answering) for i in range(len(units))]
         return _answer_stands_alone(units, judge_answer, [0.0] * len(units), subjects, named, "en")
-
-    from localeval.evidence import content_words
 
     everest = "Mount Everest is in the Himalayas. The summit of Everest is 8,849 metres above sea level."
     assert alone("How tall is Mount Everest?", everest, answering=1) == [1.0, 0.0]
