@@ -23,6 +23,9 @@ MAX_CELL_CHARS = 200  # one value in a table; the full text stays in the results
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 _BIDI_RE = re.compile(f"[{_BIDI}]")
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps tab and newline
+# What would break a line or a table row: newline, tab, and the Unicode line and paragraph
+# separators (str.splitlines and some viewers end a line there).
+_ONE_LINE_RE = re.compile("[\n\t\u2028\u2029]")
 # XML 1.0 admits tab, LF, CR and U+0020 upwards, minus surrogates and U+FFFE/U+FFFF.
 _XML_INVALID_RE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # What can do harm in a table cell: "|" ends the cell, "`" opens code, "[", "]" and
@@ -43,7 +46,7 @@ def shorten(text: str, limit: int = MAX_CELL_CHARS) -> str:
 
 def plain(value: Any) -> str:
     """A value as safe plain text on one line: for terminals and log lines."""
-    return _visible(str(value)).replace("\n", " ").replace("\t", " ")
+    return _ONE_LINE_RE.sub(" ", _visible(str(value)))
 
 
 def html_text(value: Any, limit: int | None = MAX_CELL_CHARS) -> str:

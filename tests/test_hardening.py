@@ -212,6 +212,15 @@ def test_markdown_and_junit_escape_what_ids_carry(write_jsonl, tmp_path):
     ET.parse(junit)  # control characters did not make it invalid XML
 
 
+def test_a_unicode_line_separator_in_an_id_does_not_break_the_markdown_row(write_jsonl, tmp_path):
+    """U+2028 and U+2029 end a line for str.splitlines and some viewers: a cell shows them as spaces."""
+    md = tmp_path / "s.md"
+    rows = [{"id": "one\u2028two\u2029three", "retrieved_context_ids": [1], "reference_context_ids": [2]}]
+    invoke(["score", str(write_jsonl(rows)), "-m", "id_context_recall", "-t", "id_context_recall=1", "--markdown", str(md)])
+    failing = [line for line in md.read_text().splitlines() if line.startswith("| one")]
+    assert failing == [failing[0]] and failing[0].startswith("| one two three | ") and failing[0].count(" | ") == 5
+
+
 def test_an_overlong_id_does_not_stretch_the_page(write_jsonl, tmp_path):
     out, page = tmp_path / "r.jsonl", tmp_path / "p.html"
     invoke(["score", str(write_jsonl([{"id": "x" * 2_000_000, "retrieved_context_ids": [1], "reference_context_ids": [1]}])), "-m", "id_context_recall", "-o", str(out)])
