@@ -41,7 +41,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +168,14 @@ def statement_items(task: str, limit: int | None, shift: int) -> list[StatementI
     ]
 
 
-def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int) -> list[dict[str, Any]]:
-    """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
+# Extra features for a sample's statements, from the sample, its statements and their verdicts
+# (benchmarks/tried/ measures candidate signals through it).
+ExtraFeatures = Callable[[Sample, Sequence[str], Sequence[Mapping[str, Any]]], list[dict[str, float]]]
+
+
+def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int, extra: ExtraFeatures | None = None) -> list[dict[str, Any]]:
+    """One record per statement: label, source, group, the metric's features (and `extra`'s);
+    plus per-sample cost."""
     metric = recall_metric()
     records: list[dict[str, Any]] = []
     items = statement_items(task, limit, shift)
@@ -182,10 +188,20 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
             records.append({"group": row_id, "error": str(error)})
             continue
         cost = {**(score.usage or {}), "seconds": judge.seconds - before}
-        for verdict, label in zip(score.details["statements"], labels):
-            records.append({"group": row_id, "source": source, "label": label, "features": verdict["features"], "cost": cost})
+        verdicts = score.details["statements"]
+        added = extra(sample, statements, verdicts) if extra else [{} for _ in verdicts]
+        for verdict, more, label in zip(verdicts, added, labels):
+            records.append({"group": row_id, "source": source, "label": label, "features": {**verdict["features"], **more}, "cost": cost})
         progress(task, number, len(items), started)
     return records
+
+
+def print_combinations(tasks: Mapping[str, list[dict[str, Any]]], combinations: Mapping[str, Sequence[str]]) -> None:
+    """Each named feature combination fitted and cross-validated on the statement `tasks` at once."""
+    print(f"\nbalanced accuracy / AUC, cross-validated ({', '.join(tasks)}):")
+    for name, chosen in combinations.items():
+        report = attribution_report(tasks, None, chosen)["combination"]
+        print(f"  {name:<42} " + "  ".join(f"{task} {report[task]['balanced_accuracy']:.3f} / {report[task]['auc']:.3f}" for task in tasks))
 
 
 RELEVANCE_OPTIONS: dict[str, Any] = {}  # options of the metrics under test (--judged-contexts, --recall-chunks)
