@@ -1,0 +1,80 @@
+"""Does the bridge evidence select the second-hop paragraph's opening sentence?
+
+Tried on 2026-11-25 and not shipped (README, "Judge accuracy"). At 10 contexts most of a
+two-hop question's gold sentences open their paragraph (87 of 147 on the 60 dev questions), and
+the second-hop paragraph's opening names what the best-matching paragraph mentions (the
+`bridge` feature, the same for every unit of a paragraph). Each variant adds one unit feature to
+the shipped relevance features, from the cached answers (no model; run accuracy.py --task
+relevance,squad,plain with the same --limit, and with --shift 1 for the held-out rows, first):
+
+- bridge_opening: `bridge` on opening units (0 elsewhere);
+- bridge_vs_best_opening: the same, relative to the sample's highest `bridge`;
+- top_bridge_opening: 1 for the opening unit of the paragraph that bridges best.
+
+Each is cross-validated by question on the dev rows, as explore_relevance.py does, and fitted on
+all dev rows and applied to the held-out rows (`--shift 1` of accuracy.py), beside the shipped
+features fitted the same way.
+
+    python benchmarks/tried/bridge_features.py --limit relevance=60,squad=80
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import accuracy  # noqa: E402
+import explore_relevance  # noqa: E402
+from judge_cache import CachedJudge  # noqa: E402
+
+from localeval.fitting import UNANSWERABLE_WEIGHT, fit_selection  # noqa: E402
+from localeval.metrics import relevance  # noqa: E402
+from localeval.models import resolve_model  # noqa: E402
+
+VARIANTS: dict[str, Callable[[Mapping[str, float], float], float]] = {
+    "bridge_opening": lambda unit, top: unit["bridge"] * unit["opens_passage"],
+    "bridge_vs_best_opening": lambda unit, top: (unit["bridge"] / top if top > 0 else 0.0) * unit["opens_passage"],
+    "top_bridge_opening": lambda unit, top: float(unit["opens_passage"] == 1.0 and top > 0 and unit["bridge"] == top),
+}
+
+
+def add_variants(records: Iterable[dict[str, Any]]) -> None:
+    for record in records:
+        top = max((unit["bridge"] for unit in record["features"]), default=0.0)
+        for unit in record["features"]:
+            unit.update({name: variant(unit, top) for name, variant in VARIANTS.items()})
+
+
+def held_out(records: list[dict[str, Any]], held: list[dict[str, Any]], features: list[str]) -> str:
+    """The rule fitted on all dev `records`, applied to the `held` rows: F1 or "insufficient" per shape."""
+    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
+    selections = [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in held]
+    figures = accuracy._shape_figures(held, selections)
+    values = {shape: figure["insufficient"] if "without" in shape else figure["f1"] for shape, figure in figures.items()}
+    return "   ".join(f"[{shape}] {value:.3f}" for shape, value in values.items()) + f"   mean {statistics.fmean(values.values()):.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 60, "squad": 80}, help="as accuracy.py's: relevance=N,squad=N")
+    args = parser.parse_args()
+    path, _ = resolve_model(None)
+    judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", explore_relevance._no_model, {})
+    records, plain = explore_relevance.dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
+    held = accuracy.relevance_rows(judge, args.limit["relevance"], 1) + accuracy.squad_rows(judge, args.limit["squad"], 1)
+    for rows in (records, plain, held):
+        add_variants(rows)
+    for name in ("shipped", *VARIANTS):
+        features = accuracy.RELEVANCE_FEATURES + ([name] if name in VARIANTS else [])
+        right = explore_relevance.plain_right(records, plain, features, UNANSWERABLE_WEIGHT)
+        print(f"{name:<23} cross-validated {explore_relevance.figures(records, features, UNANSWERABLE_WEIGHT)}   plain {right} of {len(plain)}")
+        print(f"{'':<23} held out        {held_out(records, held, features)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
