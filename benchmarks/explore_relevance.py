@@ -125,6 +125,12 @@ def unread_verdict(judge: CachedJudge, questions: int) -> None:
     print(f"all of them: n {len(every)}, median {statistics.median(every):.2f}: relevance.UNREAD_VERDICT")
 
 
+def cached_judge() -> CachedJudge:
+    """The default judge's cached answers, never the model: a missing answer stops with a hint."""
+    path, _ = resolve_model(None)
+    return CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
+
+
 def dev_records(judge: CachedJudge, limit: Any) -> list[dict]:
     records = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 0) if limit("relevance", limit("*")) != 0 else []
     return records + (accuracy.squad_rows(judge, limit("squad", limit("*")), 0) if limit("squad", limit("*")) != 0 else [])
@@ -142,7 +148,7 @@ def main() -> None:
     if args.unread_verdict:
         unread_verdict(CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: accuracy.load_judge(str(path)), {}), args.unread_verdict)
         return
-    judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
+    judge = cached_judge()
     if args.verdict_caps:
         for cap in (float(c) for c in args.verdict_caps.split(",")):
             relevance.VERDICT_CAP = cap

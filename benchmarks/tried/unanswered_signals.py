@@ -27,10 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import accuracy  # noqa: E402
 import explore_relevance  # noqa: E402
-from judge_cache import CachedJudge  # noqa: E402
 
 from localeval.fitting import UNANSWERABLE_WEIGHT  # noqa: E402
-from localeval.models import resolve_model  # noqa: E402
 
 
 def _none_hold(features: list[Mapping[str, float]], name: str) -> bool:
@@ -56,8 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 60, "squad": 80}, help="as accuracy.py's: relevance=N,squad=N")
     args = parser.parse_args()
-    path, _ = resolve_model(None)
-    judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", explore_relevance._no_model, {})
+    judge = explore_relevance.cached_judge()
     records, plain = explore_relevance.dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
     add_signals(records)
     add_signals(plain)
