@@ -25,11 +25,18 @@ each refitted and cross-validated, with the prompt tokens the judge evaluates pe
     python benchmarks/explore_relevance.py --limit relevance=30,squad=40 --judged-contexts 0,5,4,3,2
     python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --verdict-caps 1e9,3,2,1.5,1,0.75
     python benchmarks/explore_relevance.py --unread-verdict 30
+    python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --oracle-verdicts
+
+With --oracle-verdicts it prints what stands in the way at 10 contexts: the judge's passage verdict
+(capped) ranked against the gold paragraphs (AUC per shape, over the paragraphs it reads), and the
+shipped features refitted and cross-validated with that verdict replaced by a perfect one (+-1 by
+whether the paragraph holds a gold sentence), on the paragraphs the judge reads and on all of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import sys
 from pathlib import Path
@@ -125,6 +132,38 @@ def unread_verdict(judge: CachedJudge, questions: int) -> None:
     print(f"all of them: n {len(every)}, median {statistics.median(every):.2f}: relevance.UNREAD_VERDICT")
 
 
+def _paragraphs(units: list[dict]) -> list[range]:
+    """The units of each context, from the opening-unit marks."""
+    starts = [i for i, unit in enumerate(units) if unit["opens_passage"] == 1.0] + [len(units)]
+    return [range(a, b) for a, b in zip(starts, starts[1:])]
+
+
+def _auc(positive: list[float], negative: list[float]) -> float:
+    return sum((p > n) + 0.5 * (p == n) for p in positive for n in negative) / (len(positive) * len(negative))
+
+
+def oracle_verdicts(records: list[dict]) -> None:
+    """The passage verdict's share of the error (see the module docstring)."""
+    for shape in ("10", "3", "squad 3"):
+        gold_values, other_values = [], []
+        for record in (r for r in records if r["shape"] == shape):
+            for paragraph in _paragraphs(record["features"]):
+                value = record["features"][paragraph[0]]["judge_passage"]
+                if value != relevance.UNREAD_VERDICT:
+                    (gold_values if set(paragraph) & set(record["gold"]) else other_values).append(value)
+        print(f"[{shape}] the judge's verdict on the paragraphs it reads: AUC {_auc(gold_values, other_values):.3f} ({len(gold_values)} gold, {len(other_values)} others)")
+    print(f"{'shipped features':<36} {figures(records, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}")
+    for unread_too in (False, True):
+        perfect = copy.deepcopy(records)
+        for record in perfect:
+            for paragraph in _paragraphs(record["features"]):
+                for i in paragraph:
+                    if unread_too or record["features"][i]["judge_passage"] != relevance.UNREAD_VERDICT:
+                        record["features"][i]["judge_passage"] = 1.0 if set(paragraph) & set(record["gold"]) else -1.0
+        name = "perfect verdicts, every paragraph" if unread_too else "perfect verdicts, paragraphs read"
+        print(f"{name:<36} {figures(perfect, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}", flush=True)
+
+
 def cached_judge() -> CachedJudge:
     """The default judge's cached answers, never the model: a missing answer stops with a hint."""
     path, _ = resolve_model(None)
@@ -142,6 +181,7 @@ def main() -> None:
     parser.add_argument("--weights", default="0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
     parser.add_argument("--unread-verdict", type=int, help="measure relevance.UNREAD_VERDICT on this many HotpotQA questions (loads the model for verdicts not cached)")
     parser.add_argument("--verdict-caps", help="comma-separated caps on the passage verdict's log-odds to compare (relevance.VERDICT_CAP)")
+    parser.add_argument("--oracle-verdicts", action="store_true", help="what a perfect passage verdict would give (see above)")
     parser.add_argument("--judged-contexts", help="comma-separated: the cost/accuracy curve over context_relevance's judged_contexts (0 = all)")
     args = parser.parse_args()
     path, _ = resolve_model(None)
@@ -149,6 +189,9 @@ def main() -> None:
         unread_verdict(CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: accuracy.load_judge(str(path)), {}), args.unread_verdict)
         return
     judge = cached_judge()
+    if args.oracle_verdicts:
+        oracle_verdicts(dev_records(judge, args.limit.get))
+        return
     if args.verdict_caps:
         for cap in (float(c) for c in args.verdict_caps.split(",")):
             relevance.VERDICT_CAP = cap
