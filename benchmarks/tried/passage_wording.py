@@ -3,14 +3,14 @@
 `explore_relevance.py --oracle-verdicts` shows the judge's verdict on a paragraph read alone as
 what keeps context_relevance from its targets at 10 and 3 contexts (AUC 0.72 / 0.77 against the
 gold paragraphs; with perfect verdicts the shipped rule reaches F1 0.55 / 0.77). This script asks
-the verdict in other words about the same paragraphs (those a run reads at 10 contexts, and the
+the verdict in other words (or order) about the same paragraphs (those a run reads at 10 contexts, and the
 3-context shape's), same system message and layout, and prints each wording's AUC against the gold
 paragraphs, beside the shipped wording's, over the same prompts, and the AUC of the sum of their
 log-odds. Answers go through accuracy.py's judge cache.
 
 Measured 2026-11-25 (60 questions, 120 gold and 146 other paragraphs): shipped 0.714, "about what
-is asked" 0.700, "one step of the answer" 0.690, the sum of the three 0.723 for three times the
-prompts; not shipped.
+is asked" 0.700, the paragraph before the question 0.670, "one step of the answer" 0.690, the sum
+of the four 0.740 for four times the prompts; not shipped.
 
     python benchmarks/tried/passage_wording.py --limit 60
 """
@@ -38,6 +38,10 @@ WORDINGS = {
     "about what is asked": (
         "Question: {question}\n\nParagraph: {paragraph}\n\n"
         "Is the paragraph about a person, place, work or thing the question asks about or describes? Answer Yes or No."
+    ),
+    "the paragraph first": (
+        "Paragraph: {paragraph}\n\nQuestion: {question}\n\n"
+        "Does the paragraph contain information needed to answer the question? Answer Yes or No."
     ),
     "one step of the answer": (
         "Question: {question}\n\nParagraph: {paragraph}\n\n"
