@@ -28,7 +28,8 @@ each refitted and cross-validated, with the prompt tokens the judge evaluates pe
     python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --oracle-verdicts
 
 With --oracle-verdicts it prints what stands in the way at 10 contexts: the judge's passage verdict
-(capped) ranked against the gold paragraphs (AUC per shape, over the paragraphs it reads), and the
+(capped) ranked against the gold paragraphs (AUC per shape, over the paragraphs it reads), how many
+gold paragraphs a run leaves unread and where they rank (by overlap, by `bridge`), and the
 shipped features refitted and cross-validated with that verdict replaced by a perfect one (+-1 by
 whether the paragraph holds a gold sentence), on the paragraphs the judge reads and on all of them.
 """
@@ -152,6 +153,22 @@ def oracle_verdicts(records: list[dict]) -> None:
                 if value != relevance.UNREAD_VERDICT:
                     (gold_values if set(paragraph) & set(record["gold"]) else other_values).append(value)
         print(f"[{shape}] the judge's verdict on the paragraphs it reads: AUC {_auc(gold_values, other_values):.3f} ({len(gold_values)} gold, {len(other_values)} others)")
+    ten = [r for r in records if r["shape"] == "10"]
+    gold_paragraphs = unread = third_gold = bridging_gold = gold_openings = 0
+    for record in ten:
+        units, gold = record["features"], set(record["gold"])
+        paragraphs = _paragraphs(units)
+        is_gold = [bool(set(paragraph) & gold) for paragraph in paragraphs]
+        gold_paragraphs += sum(is_gold)
+        unread += sum(g and units[paragraph[0]]["judge_passage"] == relevance.UNREAD_VERDICT for g, paragraph in zip(is_gold, paragraphs))
+        gold_openings += sum(units[i]["opens_passage"] == 1.0 for i in gold)
+        ranked = sorted(range(len(paragraphs)), key=lambda k: (-units[paragraphs[k][0]]["passage_overlap"], k))
+        rest = sorted(ranked[2:], key=lambda k: (-units[paragraphs[k][0]]["bridge"], -units[paragraphs[k][0]]["passage_overlap"], k))
+        third_gold += len(ranked) > 2 and is_gold[ranked[2]]
+        bridging_gold += bool(rest) and is_gold[rest[0]]
+    print(f"[10] {unread} of the {gold_paragraphs} gold paragraphs are not read; of the paragraphs after the 2 that mention most of the question, "
+          f"the third by that measure is gold in {third_gold} questions, the one that bridges best from the best in {bridging_gold}; "
+          f"{gold_openings} of the {sum(len(r['gold']) for r in ten)} gold sentences open their paragraph")
     print(f"{'shipped features':<36} {figures(records, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}")
     for unread_too in (False, True):
         perfect = copy.deepcopy(records)
