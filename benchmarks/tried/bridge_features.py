@@ -9,7 +9,13 @@ relevance,squad,plain with the same --limit, and with --shift 1 for the held-out
 
 - bridge_opening: `bridge` on opening units (0 elsewhere);
 - bridge_vs_best_opening: the same, relative to the sample's highest `bridge`;
-- top_bridge_opening: 1 for the opening unit of the paragraph that bridges best.
+- top_bridge_opening: 1 for the opening unit of the paragraph that bridges best;
+
+and, since the judge's passage verdict is what the rule lacks most (explore_relevance.py
+--oracle-verdicts), two of that verdict relative to the sample's (over the contexts it reads):
+
+- passage_vs_best: the unit's passage verdict minus the highest (capped log-odds);
+- passage_is_best: 1 for the units of the passage with the highest verdict.
 
 Each is cross-validated by question on the dev rows, as explore_relevance.py does, and fitted on
 all dev rows and applied to the held-out rows (`--shift 1` of accuracy.py), beside the shipped
@@ -34,18 +40,22 @@ import explore_relevance  # noqa: E402
 from localeval.fitting import UNANSWERABLE_WEIGHT, fit_selection  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
 
-VARIANTS: dict[str, Callable[[Mapping[str, float], float], float]] = {
-    "bridge_opening": lambda unit, top: unit["bridge"] * unit["opens_passage"],
-    "bridge_vs_best_opening": lambda unit, top: (unit["bridge"] / top if top > 0 else 0.0) * unit["opens_passage"],
-    "top_bridge_opening": lambda unit, top: float(unit["opens_passage"] == 1.0 and top > 0 and unit["bridge"] == top),
+# Each variant from a unit and the sample's highest `bridge` and highest passage verdict (over the contexts read).
+VARIANTS: dict[str, Callable[[Mapping[str, float], float, float], float]] = {
+    "bridge_opening": lambda unit, top, verdict: unit["bridge"] * unit["opens_passage"],
+    "bridge_vs_best_opening": lambda unit, top, verdict: (unit["bridge"] / top if top > 0 else 0.0) * unit["opens_passage"],
+    "top_bridge_opening": lambda unit, top, verdict: float(unit["opens_passage"] == 1.0 and top > 0 and unit["bridge"] == top),
+    "passage_vs_best": lambda unit, top, verdict: unit["judge_passage"] - verdict,
+    "passage_is_best": lambda unit, top, verdict: float(unit["judge_passage"] == verdict),
 }
 
 
 def add_variants(records: Iterable[dict[str, Any]]) -> None:
     for record in records:
         top = max((unit["bridge"] for unit in record["features"]), default=0.0)
+        verdict = max((unit["judge_passage"] for unit in record["features"] if unit["judge_passage"] != relevance.UNREAD_VERDICT), default=0.0)
         for unit in record["features"]:
-            unit.update({name: variant(unit, top) for name, variant in VARIANTS.items()})
+            unit.update({name: variant(unit, top, verdict) for name, variant in VARIANTS.items()})
 
 
 def held_out(records: list[dict[str, Any]], held: list[dict[str, Any]], features: list[str]) -> str:
