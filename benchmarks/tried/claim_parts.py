@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from localeval.judge import load_judge  # noqa: E402
 from localeval.judge.prompts import claims_messages  # noqa: E402
 from localeval.metrics.recall import Claims  # noqa: E402
 from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model  # noqa: E402
+from localeval.samples import Sample  # noqa: E402
 
 TASKS = ("attribution", "recall", "vitaminc", "fever")
 COMBINATIONS = {
@@ -47,40 +48,40 @@ COMBINATIONS = {
 }
 
 
-def part_records(judge: CachedJudge, task: str, limit: int | None, min_words: int) -> list[dict[str, Any]]:
-    """accuracy.statement_rows' records, each with the parts features and the parts' cost."""
-    metric = accuracy.recall_metric()
-    records: list[dict[str, Any]] = []
-    items = accuracy.statement_items(task, limit, 0)
-    started = time.perf_counter()
-    for number, (row_id, source, sample, statements, labels) in enumerate(items, start=1):
-        before_whole = judge.seconds
-        whole = metric.score_statements(sample, statements, judge)
-        cost = {**(whole.usage or {}), "seconds": judge.seconds - before_whole}  # the shipped read, as accuracy.py records it
-        extra = {"calls": 0, "prompt_evaluated": 0, "completion_tokens": 0, "seconds": 0.0, "split": 0, "parts": 0}
-        for statement, verdict, label in zip(statements, whole.details["statements"], labels):
-            features = dict(verdict["features"])
-            parts = [statement]
-            if len(statement.split()) >= min_words:
-                before = judge.seconds
-                answer, usage = judge.ask(claims_messages(sample.user_input or "", statement), Claims)
-                parts = [c.strip() for c in answer.claims if c.strip()] or [statement]
-                split = metric.score_statements(sample, parts, judge)
-                part_features = [v["features"] for v in split.details["statements"]]
-                features["parts_judge"] = min(f["judge"] for f in part_features)
-                features["parts_coverage"] = min(f["best_coverage"] for f in part_features)
-                extra["calls"] += 1 + (split.usage or {}).get("calls", 0)
-                extra["prompt_evaluated"] += usage.prompt_evaluated + (split.usage or {}).get("prompt_evaluated", 0)
-                extra["completion_tokens"] += usage.completion_tokens
-                extra["seconds"] += judge.seconds - before
-                extra["split"] += 1
-                extra["parts"] += len(parts)
-            else:
-                features["parts_judge"] = features["judge"]
-                features["parts_coverage"] = features["best_coverage"]
-            records.append({"group": row_id, "source": source, "label": label, "features": features, "cost": cost, "extra": extra, "statement": statement, "parts": parts})
-        accuracy.progress(task, number, len(items), started)
-    return records
+class Parts:
+    """accuracy.statement_rows' hook: parts_judge and parts_coverage per statement, what the
+    splits and the parts' reads cost per sample, and each split statement's parts (--show)."""
+
+    def __init__(self, judge: CachedJudge, min_words: int) -> None:
+        self.judge = judge
+        self.min_words = min_words
+        self.metric = accuracy.recall_metric()
+        self.extras: list[dict[str, float]] = []
+        self.splits: list[tuple[str, list[str], Mapping[str, Any]]] = []  # statement, parts, its features
+
+    def __call__(self, sample: Sample, statements: Sequence[str], verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+        extra = {"calls": 0.0, "prompt_evaluated": 0.0, "completion_tokens": 0.0, "seconds": 0.0, "split": 0.0, "parts": 0.0}
+        self.extras.append(extra)
+        added = []
+        for statement, verdict in zip(statements, verdicts):
+            if len(statement.split()) < self.min_words:
+                added.append({"parts_judge": verdict["features"]["judge"], "parts_coverage": verdict["features"]["best_coverage"]})
+                continue
+            before = self.judge.seconds
+            answer, usage = self.judge.ask(claims_messages(sample.user_input or "", statement), Claims)
+            parts = [c.strip() for c in answer.claims if c.strip()] or [statement]
+            split = self.metric.score_statements(sample, parts, self.judge)
+            part_features = [v["features"] for v in split.details["statements"]]
+            added.append({"parts_judge": min(f["judge"] for f in part_features), "parts_coverage": min(f["best_coverage"] for f in part_features)})
+            extra["calls"] += 1 + (split.usage or {}).get("calls", 0)
+            extra["prompt_evaluated"] += usage.prompt_evaluated + (split.usage or {}).get("prompt_evaluated", 0)
+            extra["completion_tokens"] += usage.completion_tokens
+            extra["seconds"] += self.judge.seconds - before
+            extra["split"] += 1
+            extra["parts"] += len(parts)
+            if len(parts) > 1:
+                self.splits.append((statement, parts, {**verdict["features"], **added[-1]}))
+        return added
 
 
 def main() -> None:
@@ -94,21 +95,21 @@ def main() -> None:
     path, catalog_name = resolve_model(args.model)
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}
     judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), shipped)
-    tasks = {task: part_records(judge, task, args.limit.get(task), args.min_words) for task in args.task.split(",")}
+    tasks, hooks = {}, {}
+    for task in args.task.split(","):
+        hooks[task] = Parts(judge, args.min_words)
+        tasks[task] = accuracy.statement_rows(judge, task, args.limit.get(task), 0, hooks[task])
     judge.close()
     for task, records in tasks.items():
-        extras = list({r["group"]: r["extra"] for r in records}.values())
+        extras = hooks[task].extras
         split = sum(e["split"] for e in extras)
-        print(f"{task}: {len(records)} statements, {split} split into {sum(e['parts'] for e in extras) / max(split, 1):.1f} parts on average; "
+        print(f"{task}: {len(records)} statements, {split:.0f} split into {sum(e['parts'] for e in extras) / max(split, 1):.1f} parts on average; "
               f"extra per sample: {statistics.fmean(e['calls'] for e in extras):.2f} calls, {statistics.fmean(e['prompt_evaluated'] for e in extras):.0f} prompt tokens, "
               f"{statistics.fmean(e['completion_tokens'] for e in extras):.0f} generated, {statistics.fmean(e['seconds'] for e in extras):.1f} judge s")
-    shown = [r for rows in tasks.values() for r in rows if len(r["parts"]) > 1][: args.show]
-    for r in shown:
-        print(f"\n[{r['source']} label {r['label']}] {r['statement']}\n  " + "\n  ".join(r["parts"]) + f"\n  judge {r['features']['judge']:.2f} parts_judge {r['features']['parts_judge']:.2f}")
-    print(f"\nbalanced accuracy / AUC, cross-validated ({', '.join(tasks)}):")
-    for name, chosen in COMBINATIONS.items():
-        report = accuracy.attribution_report(tasks, None, chosen)["combination"]
-        print(f"  {name:<40} " + "  ".join(f"{task} {report[task]['balanced_accuracy']:.3f} / {report[task]['auc']:.3f}" for task in tasks))
+    shown = [(task, split) for task, hook in hooks.items() for split in hook.splits][: args.show]
+    for task, (statement, parts, features) in shown:
+        print(f"\n[{task}] {statement}\n  " + "\n  ".join(parts) + f"\n  judge {features['judge']:.2f} parts_judge {features['parts_judge']:.2f}")
+    accuracy.print_combinations(tasks, COMBINATIONS)
 
 
 if __name__ == "__main__":
