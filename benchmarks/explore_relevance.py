@@ -27,6 +27,14 @@ each refitted and cross-validated, with the prompt tokens the judge evaluates pe
     python benchmarks/explore_relevance.py --unread-verdict 30
     python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --oracle-verdicts
 
+With --answer-rules it prints the shipped selection (the first unit holding the judge's short
+answer joins any non-empty selection) against no answer rule and three variants (the holder
+joins always, even an empty selection; every holder joins; the likeliest holder joins), each
+refitted and cross-validated, applied to the held-out rows (`--shift 1`, fitted on the dev rows),
+with the hand-written cases it gets wrong:
+
+    python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --answer-rules
+
 With --oracle-verdicts it prints what stands in the way at 10 contexts: the judge's passage verdict
 (capped) ranked against the gold paragraphs (AUC per shape, over the paragraphs it reads), how many
 gold paragraphs a run leaves unread and where they rank (by overlap, by `bridge`), and the
@@ -40,6 +48,7 @@ import argparse
 import copy
 import statistics
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +190,53 @@ def oracle_verdicts(records: list[dict]) -> None:
         print(f"{name:<36} {figures(perfect, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}", flush=True)
 
 
+def held_out(records: list[dict], held: list[dict], features: list[str]) -> str:
+    """The rule fitted on all dev `records`, applied to the `held` rows: F1 or "insufficient" per shape."""
+    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
+    selections = [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in held]
+    shapes = accuracy._shape_figures(held, selections)
+    values = {shape: figure["insufficient"] if "without" in shape else figure["f1"] for shape, figure in shapes.items()}
+    return "   ".join(f"[{shape}] {value:.3f}" for shape, value in values.items()) + f"   mean {statistics.fmean(values.values()):.3f}"
+
+
+def _answer_rule(rule: str) -> Callable[[Sequence[float], Sequence[Mapping[str, float]], float], list[int]]:
+    """context_relevance's selection with the judge's answer joined another way (see ANSWER_RULES)."""
+
+    def select(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
+        selected = set(relevance.above_threshold(probabilities, features, threshold))
+        holders = [i for i, f in enumerate(features) if f["judge_answer"] > 0]
+        if holders and (selected or rule == "first holder, always"):
+            if rule == "every holder joins a selection":
+                selected.update(holders)
+            elif rule == "the likeliest holder joins a selection":
+                selected.add(max(holders, key=lambda i: (probabilities[i], -i)))
+            elif rule != "none":
+                selected.add(holders[0])
+        return sorted(selected)
+
+    return select
+
+
+ANSWER_RULES = ("shipped", "none", "first holder, always", "every holder joins a selection", "the likeliest holder joins a selection")
+
+
+def answer_rules(judge: CachedJudge, limit: Any) -> None:
+    """The shipped rule (the first unit holding the judge's short answer joins a non-empty
+    selection) against its variants: cross-validated, held out (the dev fit applied to the
+    `--shift 1` rows) and the hand-written cases wrong."""
+    records, plain = dev_records(judge, limit), accuracy.plain_relevance_records(judge)
+    held = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 1) + accuracy.squad_rows(judge, limit("squad", limit("*")), 1)
+    shipped = relevance.select_units
+    features = accuracy.RELEVANCE_FEATURES
+    for rule in ANSWER_RULES:
+        relevance.select_units = shipped if rule == "shipped" else _answer_rule(rule)
+        model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
+        wrong = [r["group"] for r in plain if set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) != set(r["gold"])]
+        print(f"{rule}\n  cross-validated {figures(records, features, UNANSWERABLE_WEIGHT)}\n  held out        {held_out(records, held, features)}\n"
+              f"  plain cases wrong: {', '.join(wrong) or 'none'}", flush=True)
+    relevance.select_units = shipped
+
+
 def cached_judge() -> CachedJudge:
     """The default judge's cached answers, never the model: a missing answer stops with a hint."""
     path, _ = resolve_model(None)
@@ -199,6 +255,7 @@ def main() -> None:
     parser.add_argument("--unread-verdict", type=int, help="measure relevance.UNREAD_VERDICT on this many HotpotQA questions (loads the model for verdicts not cached)")
     parser.add_argument("--verdict-caps", help="comma-separated caps on the passage verdict's log-odds to compare (relevance.VERDICT_CAP)")
     parser.add_argument("--oracle-verdicts", action="store_true", help="what a perfect passage verdict would give (see above)")
+    parser.add_argument("--answer-rules", action="store_true", help="the sentence holding the judge's answer: the shipped rule against its variants")
     parser.add_argument("--judged-contexts", help="comma-separated: the cost/accuracy curve over context_relevance's judged_contexts (0 = all)")
     args = parser.parse_args()
     path, _ = resolve_model(None)
@@ -208,6 +265,9 @@ def main() -> None:
     judge = cached_judge()
     if args.oracle_verdicts:
         oracle_verdicts(dev_records(judge, args.limit.get))
+        return
+    if args.answer_rules:
+        answer_rules(judge, args.limit.get)
         return
     if args.verdict_caps:
         for cap in (float(c) for c in args.verdict_caps.split(",")):

@@ -232,6 +232,22 @@ def test_the_sentence_holding_the_judges_short_answer_is_marked():
     assert [f["judge_answer"] for f in unanswered.details["features"]] == [0.0, 0.0, 0.0]  # "none": no unit holds an answer
 
 
+def test_the_sentence_holding_the_answer_joins_a_selection_but_never_makes_one():
+    sample = Sample(
+        user_input="When was the Eiffel Tower completed?",
+        retrieved_contexts=["The Eiffel Tower is a tower in Paris. It was completed on 31 March 1889. It is 330 metres tall."],
+    )
+
+    def judge(weights, intercept):
+        calibration = {"relevance": {"intercept": intercept, "weights": {f: weights.get(f, 0.0) for f in relevance.FEATURES}}}
+        return ScriptedJudge(lambda m: 0.9 if "Sentences:" not in m[-1]["content"] else 0.2, lambda m, schema: {"answer": "31 March 1889"}, calibration=calibration)
+
+    joined = create_metric("context_relevance").score_batch([sample], judge({"opens_passage": 2.0}, -1.0))[0]
+    assert joined.details["selected"] == [0, 1] and joined.details["probabilities"][1] < 0.5
+    nothing = create_metric("context_relevance").score_batch([sample], judge({}, -10.0))[0]
+    assert nothing.details["selected"] == [] and nothing.value == 0.0  # an answer alone is not evidence enough
+
+
 def test_no_context_scores_zero_without_asking():
     judge = relevance_judge("x")
     score = create_metric("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]

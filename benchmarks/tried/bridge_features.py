@@ -27,7 +27,6 @@ features fitted the same way.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import accuracy  # noqa: E402
 import explore_relevance  # noqa: E402
 
-from localeval.fitting import UNANSWERABLE_WEIGHT, fit_selection  # noqa: E402
+from localeval.fitting import UNANSWERABLE_WEIGHT  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
 
 # Each variant from a unit and the sample's highest `bridge` and highest passage verdict (over the contexts read).
@@ -58,15 +57,6 @@ def add_variants(records: Iterable[dict[str, Any]]) -> None:
             unit.update({name: variant(unit, top, verdict) for name, variant in VARIANTS.items()})
 
 
-def held_out(records: list[dict[str, Any]], held: list[dict[str, Any]], features: list[str]) -> str:
-    """The rule fitted on all dev `records`, applied to the `held` rows: F1 or "insufficient" per shape."""
-    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
-    selections = [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in held]
-    figures = accuracy._shape_figures(held, selections)
-    values = {shape: figure["insufficient"] if "without" in shape else figure["f1"] for shape, figure in figures.items()}
-    return "   ".join(f"[{shape}] {value:.3f}" for shape, value in values.items()) + f"   mean {statistics.fmean(values.values()):.3f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 60, "squad": 80}, help="as accuracy.py's: relevance=N,squad=N")
@@ -80,7 +70,7 @@ def main() -> None:
         features = accuracy.RELEVANCE_FEATURES + ([name] if name in VARIANTS else [])
         right = explore_relevance.plain_right(records, plain, features, UNANSWERABLE_WEIGHT)
         print(f"{name:<23} cross-validated {explore_relevance.figures(records, features, UNANSWERABLE_WEIGHT)}   plain {right} of {len(plain)}")
-        print(f"{'':<23} held out        {held_out(records, held, features)}", flush=True)
+        print(f"{'':<23} held out        {explore_relevance.held_out(records, held, features)}", flush=True)
 
 
 if __name__ == "__main__":

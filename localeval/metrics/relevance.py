@@ -303,6 +303,20 @@ def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
 
 
 def select_units(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
+    """The units the rule selects: those at or above `threshold` (`above_threshold`), and when
+    anything is selected, the first unit holding the judge's short answer too: the question is
+    answerable, and the sentence that states the answer is required whatever its other features
+    say ("It was completed on 31 March 1889" scored below the threshold beside the introductory
+    sentences of its context). Only a selection is extended: a wrong answer must not turn
+    "insufficient information" into a selection."""
+    selected = above_threshold(probabilities, features, threshold)
+    holder = next((i for i, f in enumerate(features) if f["judge_answer"] > 0), None)
+    if selected and holder is not None and holder not in selected:
+        selected = sorted([*selected, holder])
+    return selected
+
+
+def above_threshold(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
     """The units at or above `threshold`; when there are none and the judge's choice said a unit
     answers (the sample's `judge_none` feature <= -ANSWER_ODDS), the most probable one (the
     first of equals)."""
