@@ -41,7 +41,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,14 +168,8 @@ def statement_items(task: str, limit: int | None, shift: int) -> list[StatementI
     ]
 
 
-# Extra features for a sample's statements, from the sample, its statements and their verdicts
-# (benchmarks/tried/ measures candidate signals through it).
-ExtraFeatures = Callable[[Sample, Sequence[str], Sequence[Mapping[str, Any]]], list[dict[str, float]]]
-
-
-def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int, extra: ExtraFeatures | None = None) -> list[dict[str, Any]]:
-    """One record per statement: label, source, group, the metric's features (and `extra`'s);
-    plus per-sample cost."""
+def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int) -> list[dict[str, Any]]:
+    """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
     metric = recall_metric()
     records: list[dict[str, Any]] = []
     items = statement_items(task, limit, shift)
@@ -189,9 +183,8 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int,
             continue
         cost = {**(score.usage or {}), "seconds": judge.seconds - before}
         verdicts = score.details["statements"]
-        added = extra(sample, statements, verdicts) if extra else [{} for _ in verdicts]
-        for verdict, more, label in zip(verdicts, added, labels):
-            records.append({"group": row_id, "source": source, "label": label, "features": {**verdict["features"], **more}, "cost": cost})
+        for verdict, label in zip(verdicts, labels):
+            records.append({"group": row_id, "source": source, "label": label, "features": verdict["features"], "cost": cost})
         progress(task, number, len(items), started)
     return records
 

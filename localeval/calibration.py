@@ -16,9 +16,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, JudgeError
 
 LOGIT_LIMIT = 30.0  # keeps exp() finite for any feature values
+# A weight or intercept beyond this is no calibration a fit produces (the shipped ones are below
+# 10): refused when read, so that no sum of huge terms can overflow into inf - inf = NaN.
+MAX_COEFFICIENT = 1000.0
+
+
+def _number(value: Any, where: str, name: str) -> float:
+    """A calibration coefficient: a JSON/TOML number (not a string, not true/false), finite and
+    within MAX_COEFFICIENT."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: {name} must be a number, not {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or abs(number) > MAX_COEFFICIENT:
+        raise ConfigError(f"{where}: {name} = {value!r} is not a finite number within +-{MAX_COEFFICIENT:g}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -29,7 +43,10 @@ class LogisticModel:
     weights: Mapping[str, float]
 
     def logit(self, features: Mapping[str, float]) -> float:
+        """The clamped logit; a NaN (a NaN feature) is refused rather than clamped into certainty."""
         value = self.intercept + sum(weight * features[name] for name, weight in self.weights.items())
+        if math.isnan(value):
+            raise JudgeError("a calibrated verdict's logit is NaN (a feature is not a number)")
         return max(-LOGIT_LIMIT, min(LOGIT_LIMIT, value))
 
     def probability(self, features: Mapping[str, float]) -> float:
@@ -43,13 +60,10 @@ class LogisticModel:
         """Read `{intercept = ..., weights = {name = ...}}`, naming `where` on error. The weights
         must name exactly the metric's `features`: a name the metric does not compute, or a
         feature left out (write 0 to leave one out), is an error here, before any judge call."""
-        try:
-            weights = {str(k): float(v) for k, v in dict(table["weights"]).items()}
-            intercept = float(table["intercept"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: a calibration needs 'intercept' and 'weights' numbers ({exc})") from None
-        if not all(math.isfinite(v) for v in [intercept, *weights.values()]):
-            raise ConfigError(f"{where}: calibration numbers must be finite")
+        if not isinstance(table, Mapping) or "intercept" not in table or not isinstance(table.get("weights"), Mapping):
+            raise ConfigError(f"{where}: a calibration needs 'intercept' and 'weights' numbers")
+        intercept = _number(table["intercept"], where, "intercept")
+        weights = {str(k): _number(v, where, f"weight {k}") for k, v in table["weights"].items()}
         unknown = sorted(set(weights) - set(features))
         if unknown:
             raise ConfigError(f"{where}: no such feature {', '.join(unknown)}; the features are {', '.join(features)}")

@@ -94,7 +94,7 @@ class RayScorer:
             self.ray.init(address=address or None, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
         self.settings = settings
         self.metrics = list(metrics)
-        self.needs_judge = any(m.needs_judge for m in metrics)
+        self.needs_judge = any(m.uses_judge() for m in metrics)
         threads = settings.threads or ACTOR_THREADS
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         self.size = max(1, cpus // threads) if self.needs_judge else max(1, cpus)

@@ -231,7 +231,7 @@ class _LocalSource:
     def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None) -> None:
         self.settings = settings
         self.metrics = metrics
-        self.owned = judge is None and any(m.needs_judge for m in metrics)
+        self.owned = judge is None and any(m.uses_judge() for m in metrics)
         self.judge = judge
         if judge is not None and settings.calibration is not None:
             raise ConfigError("a loaded judge brings its own calibration: pass the calibration file to load_judge(calibration=...)")

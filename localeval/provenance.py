@@ -16,9 +16,10 @@ from localeval.metrics import Metric
 from localeval.settings import RunSettings
 
 PACKAGES = ("localeval", "rapidfuzz", "pysbd", "pydantic", "numpy", "llama_cpp_python")
-# Judge settings that change how fast it runs, not what it says: a resume on a
+# Judge settings that change how fast it runs, not what it says (threads; requests in flight to a
+# server, whose answers do not depend on it): a resume on a
 # machine with another core count may continue a run.
-NOT_IN_IDENTITY = frozenset({"n_threads"})
+NOT_IN_IDENTITY = frozenset({"n_threads", "concurrency"})
 
 
 def _version(package: str) -> str | None:
@@ -56,13 +57,28 @@ def _identity(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def resume_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """What differs between the run that wrote a results file and this one, in words."""
-    before, now = _identity(previous), _identity(current)
-    differences = []
-    for key in now:
-        if before.get(key) != now[key]:
-            differences.append(f"{key}: {_short(before.get(key))} then, {_short(now[key])} now")
-    return differences
+    """What differs between the run that wrote a results file and this one, in words: each
+    differing setting by its dotted key, with both values (a long value is cut in the middle of
+    neither side's difference, since only the differing leaf is shown)."""
+    return [f"{key}: {_short(before)} then, {_short(now)} now" for key, before, now in _leaf_differences(_identity(previous), _identity(current), "")]
+
+
+def _leaf_differences(before: Any, now: Any, prefix: str) -> list[tuple[str, Any, Any]]:
+    if isinstance(before, dict) and isinstance(now, dict):
+        found = []
+        for key in [*now, *(k for k in before if k not in now)]:
+            if before.get(key, _ABSENT) != now.get(key, _ABSENT):
+                found += _leaf_differences(before.get(key, _ABSENT), now.get(key, _ABSENT), f"{prefix}{key}.")
+        return found
+    return [(prefix.rstrip("."), before, now)] if before != now else []
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(not set)"
+
+
+_ABSENT = _Absent()
 
 
 def _short(value: Any) -> str:

@@ -74,13 +74,13 @@ def score(
     `skip_lines` (already scored by an interrupted run) are passed over.
     """
     selected = resolve_metrics(metrics)
-    if judge is None and any(m.needs_judge for m in selected):
-        names = ", ".join(m.name for m in selected if m.needs_judge)
+    if judge is None and any(m.uses_judge() for m in selected):
+        names = ", ".join(m.name for m in selected if m.uses_judge())
         raise ConfigError(f"{names} need a judge model; pass judge= (or --model on the command line)")
     if judge is not None:
         for metric in selected:  # a calibration that does not fit stops here, before any sample
             metric.check_calibration(judge.calibration)
-    batch_size = concurrency(judge) if any(m.needs_judge for m in selected) else STRING_BATCH
+    batch_size = concurrency(judge) if any(m.uses_judge() for m in selected) else STRING_BATCH
     records = (r for r in _as_records(samples) if r.line not in skip_lines)
     while True:
         batch: list[Record] = []
@@ -123,7 +123,7 @@ def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], ju
                 ready.append((result, sample))
         if not ready:
             continue
-        if metric.needs_judge:
+        if metric.uses_judge():
             for (result, _), (outcome, seconds) in zip(ready, _judge_each(metric, [s for _, s in ready], judge)):
                 _record(result, metric.name, outcome)
                 result.timing.setdefault(metric.name, {})["seconds"] = round(seconds, 4)

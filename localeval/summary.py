@@ -10,6 +10,7 @@ within half a bin (BIN_WIDTH / 2 = 0.00005) of the exact median.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from localeval.results import Outcome, ResultRow
 MAX_DISTINCT = 10_000
 BINS = 10_000
 BIN_WIDTH = 1.0 / BINS
+Z95 = 1.959964  # the normal distribution's two-sided 95% quantile
 
 
 class ScoreDistribution:
@@ -33,9 +35,14 @@ class ScoreDistribution:
         self._bins: list[int] | None = None
         self._sum = 0.0
         self._compensation = 0.0  # Neumaier: the low-order bits the running sum lost
+        self._running_mean = 0.0  # Welford: mean and sum of squared deviations, for the spread
+        self._squares = 0.0
 
     def add(self, value: float) -> None:
         self.count += 1
+        delta = value - self._running_mean
+        self._running_mean += delta / self.count
+        self._squares += delta * (value - self._running_mean)
         total = self._sum + value
         if abs(self._sum) >= abs(value):
             self._compensation += (self._sum - total) + value
@@ -67,6 +74,21 @@ class ScoreDistribution:
 
     def mean(self) -> float | None:
         return (self._sum + self._compensation) / self.count if self.count else None
+
+    def standard_error(self) -> float | None:
+        """The mean's standard error (sample standard deviation / sqrt(n)); None below 2 scores."""
+        if self.count < 2:
+            return None
+        return math.sqrt(max(self._squares, 0.0) / (self.count - 1) / self.count)
+
+    def interval(self) -> tuple[float, float] | None:
+        """An approximate 95% interval for the mean of the population these samples come from
+        (mean +- 1.96 standard errors, within [0, 1]): how far the mean of another sample of the
+        same pipeline may fall. None below 2 scores."""
+        mean, error = self.mean(), self.standard_error()
+        if mean is None or error is None:
+            return None
+        return max(0.0, mean - Z95 * error), min(1.0, mean + Z95 * error)
 
     def _value_at(self, rank: int) -> float:
         """The value of 0-based rank `rank` in sorted order (a bin's midpoint once binned)."""
@@ -205,6 +227,8 @@ class Summary:
                 "count": tally.count,
                 "scored": tally.scores.count,
                 "mean": tally.scores.mean(),
+                "stderr": tally.scores.standard_error(),
+                "ci95": list(interval) if (interval := tally.scores.interval()) else None,
                 "median": tally.scores.median(),
                 "nan": tally.nan,
                 "errors": tally.errors,

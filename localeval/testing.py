@@ -122,7 +122,7 @@ def assert_metric(
     (for example `shared_judge()`).
     """
     built = create_metric(metric, options)
-    if built.needs_judge and judge is None:
+    if built.uses_judge() and judge is None:
         judge = shared_judge()
     run = evaluate(samples, [built], judge=judge)
     if not run.results:

@@ -77,6 +77,8 @@ class Metric(Generic[P]):
     name: ClassVar[str]
     description: ClassVar[str]
     required_fields: ClassVar[tuple[str, ...]]
+    # Whether the metric can use a judge at all (what `localeval metrics` lists); whether this
+    # instance, with its options, calls one is `uses_judge()`.
     needs_judge: ClassVar[bool] = False
     Params: ClassVar[type[BaseModel]] = NoParams
     # The shape of `Score.details`: results files are read back through it, so a
@@ -85,6 +87,10 @@ class Metric(Generic[P]):
 
     def __init__(self, params: P | None = None) -> None:
         self.params: P = params if params is not None else cast(P, self.Params())
+
+    def uses_judge(self) -> bool:
+        """Whether scoring with these options calls the judge (a run loads one only then)."""
+        return self.needs_judge
 
     def missing_fields(self, sample: Sample) -> list[str]:
         """Required fields the sample does not have (an empty list is present, not missing)."""

@@ -41,6 +41,7 @@ from localeval.metrics.judging import UsageTally, chunk_sentences, context_sente
 from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
+from localeval.verifier import Verifier, load_verifier
 
 SUPPORTED_GATE = 0.0  # log-odds at which the judge found a statement supported (P(Yes) >= 0.5): no further chunk is read
 # A chunk after the best is read only when one of its sentences holds at least this share of the
@@ -56,6 +57,11 @@ MAX_CLAIMS = 12
 EVIDENCE_SENTENCES = 2  # sentences a reason quotes
 EVIDENCE_COVERAGE = 0.5  # a sentence is evidence when it holds at least this share of the statement's words
 CALIBRATION_KEY = "attribution"
+# The verifier reads a statement against windows of consecutive context sentences that fit its
+# input (it was trained on evidence of a sentence or a few); the statement's score is the best
+# window's. Only the WINDOWS windows holding most of the statement's words are read, so the cost
+# per statement is bounded whatever the context's length.
+WINDOWS = 8
 # The combination for a judge without a fitted one (a GGUF file that is not in the
 # catalog): the judge's own log-odds, corrected by how much of the statement the
 # context's closest sentence holds. The weights are round numbers of the fitted
@@ -89,6 +95,9 @@ class RecallParams(BaseModel):
     )
     rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED))] = Field(
         None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}, {question}); it must ask for Yes or No"
+    )
+    verifier: bool = Field(
+        True, description="decide with localeval's trained verifier (statement against windows of the context); false: the judge and evidence features decide (the rule before 0.3)"
     )
 
 
@@ -125,6 +134,41 @@ def _chunk_coverage(evidence: StatementEvidence, chunk: range) -> float:
     return max((m.coverage for m in evidence.matches if m.index in chunk), default=0.0)
 
 
+def _windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
+    """For each sentence, the longest run of sentences from it that fits `budget` tokens (at
+    least the sentence itself), dropping a run that another one contains."""
+    windows: list[range] = []
+    for start in range(len(sentences)):
+        end, used = start + 1, lengths[start]
+        while end < len(sentences) and used + lengths[end] <= budget:
+            used += lengths[end]
+            end += 1
+        if not windows or end > windows[-1].stop:
+            windows.append(range(start, end))
+    return windows
+
+
+def _verified(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], evidence: Sequence[StatementEvidence]) -> list[tuple[float, range | None]]:
+    """Each statement's best verifier logit over the context's windows, and that window (None
+    for an empty context: the logit is then the verifier's score against nothing)."""
+    lengths = [len(verifier.tokenizer.encode(sentence)) + 1 for sentence in sentences]
+    budget = verifier.max_tokens["attribution"]
+    pairs: list[tuple[str, str, str]] = []
+    owners: list[tuple[int, range | None]] = []
+    for number, (statement, found) in enumerate(zip(statements, evidence)):
+        windows = _windows(sentences, lengths, budget - len(verifier.tokenizer.encode(statement)) - 3)
+        best: list[range | None] = [*sorted(windows, key=lambda w: (-_chunk_coverage(found, w), w.start))[:WINDOWS]]
+        for window in best or [None]:
+            pairs.append((statement, " ".join(sentences[i] for i in window) if window else "", ""))
+            owners.append((number, window))
+    logits = verifier.logits("attribution", pairs)
+    results: list[tuple[float, range | None]] = [(-math.inf, None) for _ in statements]
+    for (number, window), logit in zip(owners, logits):
+        if logit > results[number][0]:
+            results[number] = (logit, window)
+    return results
+
+
 def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str]) -> str:
     """What the verdict rests on, in words that claim nothing the quoted sentences do not say."""
     quotes = "; ".join(f'sentence {i + 1}: "{shorten(sentences[i], 120)}"' for i in quoted)
@@ -148,13 +192,13 @@ class ContextRecall(Metric[RecallParams]):
         calibration_for(tables)
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
-        assert judge is not None
         return [self._score(sample, judge) for sample in samples]
 
-    def _score(self, sample: Sample, judge: Judge) -> Score:
+    def _score(self, sample: Sample, judge: Judge | None) -> Score:
         reference = sample.reference or ""
         tally = UsageTally()
         if self.params.statements == "claims" and reference.strip():
+            assert judge is not None
             answer, usage = judge.ask(claims_messages(sample.user_input or "", reference), Claims)
             tally.add(usage)
             statements = [c.strip() for c in answer.claims if c.strip()]
@@ -162,13 +206,16 @@ class ContextRecall(Metric[RecallParams]):
             statements = split_sentences(reference, self.params.language)
         return self.score_statements(sample, statements, judge, tally)
 
-    def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge, tally: UsageTally | None = None) -> Score:
+    def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally | None = None) -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
         human-segmented statements here, through the same code as a normal run)."""
         tally = tally or UsageTally()
         if not statements:
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
+        if params.verifier:
+            return self._score_verified(sample, statements, tally)
+        assert judge is not None
         sentences = context_sentences(sample, params.language)
         room = (
             judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - _examples_tokens(judge, params.rubric)
@@ -208,6 +255,46 @@ class ContextRecall(Metric[RecallParams]):
         attributed = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict())
 
+    def uses_judge(self) -> bool:
+        return not self.params.verifier or self.params.statements == "claims"
+
+    def describe_params(self) -> dict[str, Any]:
+        described = super().describe_params()
+        if self.params.verifier:
+            described["verifier_file"] = load_verifier().describe()
+        return described
+
+    def _score_verified(self, sample: Sample, statements: Sequence[str], tally: UsageTally) -> Score:
+        """Each statement's P(attributed) from the verifier's best window; the reason quotes
+        that window's closest sentences."""
+        verifier = load_verifier()
+        sentences = context_sentences(sample, self.params.language)
+        evidence = [statement_evidence(statement, sentences, self.params.language) for statement in statements]
+        calibration = verifier.calibration["attribution"]
+        verdicts = []
+        for statement, found, (logit, window) in zip(statements, evidence, _verified(verifier, statements, sentences, evidence)):
+            probability = calibration.probability(logit)
+            attributed = probability >= self.params.threshold
+            verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4),
+                                       "features": {"verifier": round(logit, 4), **{k: round(v, 4) for k, v in found.features().items()}}}
+            if self.params.reasons:
+                quoted = self._quoted(found, window if window is not None else range(len(sentences)))
+                verdict["evidence"] = quoted
+                verdict["missing"] = list(found.missing)
+                verdict["reason"] = _reason(attributed, found, quoted, sentences)
+            verdicts.append(verdict)
+        attributed_count = sum(v["attributed"] for v in verdicts)
+        return Score(value=attributed_count / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict() if tally.calls else None)
+
+    @staticmethod
+    def _quoted(evidence: StatementEvidence, scope: range) -> list[int]:
+        """The sentences a reason quotes: those of `scope` holding most of the statement's words,
+        else the context's closest sentence."""
+        quoted = [m.index for m in evidence.matches if m.index in scope and m.coverage >= EVIDENCE_COVERAGE][:EVIDENCE_SENTENCES]
+        if not quoted and evidence.matches and evidence.matches[0].coverage > 0:
+            quoted = [evidence.matches[0].index]
+        return sorted(quoted)
+
     def _verdict(
         self, statement: str, evidence: StatementEvidence, judged: Mapping[int, float], chunks: Sequence[range], sentences: Sequence[str], model: LogisticModel
     ) -> dict[str, Any]:
@@ -220,13 +307,10 @@ class ContextRecall(Metric[RecallParams]):
             verdict["judge_log_odds"] = round(judged[deciding], 4)
         verdict["features"] = {k: round(v, 4) for k, v in features.items()}
         if self.params.reasons:
-            scope = chunks[deciding] if deciding is not None else range(len(sentences))
-            quoted = [m.index for m in evidence.matches if m.index in scope and m.coverage >= EVIDENCE_COVERAGE][:EVIDENCE_SENTENCES]
-            if not quoted and evidence.matches and evidence.matches[0].coverage > 0:
-                quoted = [evidence.matches[0].index]
-            verdict["evidence"] = sorted(quoted)
+            quoted = self._quoted(evidence, chunks[deciding] if deciding is not None else range(len(sentences)))
+            verdict["evidence"] = quoted
             verdict["missing"] = list(evidence.missing)
-            verdict["reason"] = _reason(attributed, evidence, sorted(quoted), sentences)
+            verdict["reason"] = _reason(attributed, evidence, quoted, sentences)
         return verdict
 
     @classmethod

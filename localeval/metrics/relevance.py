@@ -78,6 +78,7 @@ from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_proba
 from localeval.rubric import Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
+from localeval.verifier import load_verifier
 
 CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
@@ -137,6 +138,9 @@ class RelevanceParams(BaseModel):
     )
     rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED))] = Field(
         None, description="a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No"
+    )
+    verifier: bool = Field(
+        True, description="decide with localeval's trained verifier (question, sentence, its context); false: the judge and hand-made features decide (the rule before 0.3)"
     )
 
 
@@ -356,8 +360,42 @@ class ContextRelevance(Metric[RelevanceParams]):
         calibration_for(tables)
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
+        if self.params.verifier:
+            return [self._score_verified(sample) for sample in samples]
         assert judge is not None
         return [self._score(sample, judge) for sample in samples]
+
+    def uses_judge(self) -> bool:
+        return not self.params.verifier
+
+    def describe_params(self) -> dict[str, Any]:
+        described = super().describe_params()
+        if self.params.verifier:
+            described["verifier_file"] = load_verifier().describe()
+        return described
+
+    def _score_verified(self, sample: Sample) -> Score:
+        """Each unit's P(required) from the verifier, which reads the question, the unit and the
+        retrieved context it belongs to; the units at or above the threshold are selected, and
+        none selected is "insufficient information"."""
+        units = _units(sample, self.params.unit, self.params.language)
+        if not units:
+            return Score(value=0.0, details={"selected": [], "selected_sentences": [], "n_selected": 0, "n_sentences": 0})
+        verifier = load_verifier()
+        passages = list(sample.retrieved_contexts or [])
+        logits = verifier.logits("relevance", [(sample.user_input or "", u.text, passages[u.passage]) for u in units])
+        calibration = verifier.calibration["relevance"]
+        probabilities = [calibration.probability(v) for v in logits]
+        selected = [i for i, p in enumerate(probabilities) if p >= self.params.threshold]
+        details: dict[str, Any] = {
+            "selected": selected,
+            "selected_sentences": [units[i].text for i in selected],
+            "n_selected": len(selected),
+            "n_sentences": len(units),
+            "probabilities": [round(p, 4) for p in probabilities],
+            "features": [{"verifier": round(v, 4)} for v in logits],
+        }
+        return Score(value=min(1.0, len(selected) / len(units)), details=details)
 
     def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], list[str | None], int]:
         """The judge's log-odds that each passage is needed; each passage's text as the judge read

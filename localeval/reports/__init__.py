@@ -37,6 +37,11 @@ def number(value: Any, digits: int = 3, missing: str = "-") -> str:
     return str(value)
 
 
+def interval(bounds: Any) -> str:
+    """"0.430-0.590" for a mean's 95% interval, "-" when there is none (fewer than 2 scores)."""
+    return f"{number(bounds[0])}-{number(bounds[1])}" if bounds else "-"
+
+
 def score_text(row: ResultRow, metric: str) -> str:
     """A sample's score as the reports print it: three decimals, or null."""
     return number(row.scores.get(metric), missing="null")

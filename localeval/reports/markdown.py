@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import markdown_cell
-from localeval.reports import explain, number, score_text
+from localeval.reports import explain, interval, number, score_text
 from localeval.results import Outcome, ResultRow
 
 MAX_FAILURES = 50  # failing samples listed; the rest are counted
@@ -19,11 +19,11 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str
     out.write(f"## localeval: {status}\n\n{summary['samples']} samples, {summary['input_errors']} unreadable lines.")
     if summary.get("nothing_scored"):
         out.write(" Nothing was scored.")
-    out.write("\n\n| metric | mean | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|\n")
+    out.write("\n\n| metric | mean | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|\n")
     for name, m in metrics.items():
         min_mean = f"{number(m['min_mean'])} ({'ok' if m['mean_ok'] else 'not met'})" if "min_mean" in m else "-"
         out.write(
-            f"| {markdown_cell(name)} | {number(m['mean'])} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
+            f"| {markdown_cell(name)} | {number(m['mean'])} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
             f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
         )
     gated = {name: m["threshold"] for name, m in metrics.items() if "threshold" in m}

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.escaping import plain
-from localeval.reports import number
+from localeval.reports import interval, number
 
 
 def summary_table(summary: Mapping[str, Any]) -> str:
     """One row a metric, with the threshold verdict when one is set."""
-    header = ["metric", "count", "mean", "median", "nan", "errors", "threshold", "pass rate"]
+    header = ["metric", "count", "mean", "95% interval", "median", "nan", "errors", "threshold", "pass rate"]
     rows = [header]
     for name, m in summary["metrics"].items():
         rows.append(
@@ -19,6 +19,7 @@ def summary_table(summary: Mapping[str, Any]) -> str:
                 plain(name),
                 number(m["count"]),
                 number(m["mean"]),
+                interval(m.get("ci95")),
                 number(m["median"]),
                 number(m["nan"]),
                 number(m["errors"]),
@@ -33,6 +34,9 @@ def summary_table(summary: Mapping[str, Any]) -> str:
     for name, m in summary["metrics"].items():
         if "min_mean" in m:
             tail += f", {plain(name)} mean {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+            low, high = m.get("ci95") or (None, None)
+            if low is not None and high is not None and low < m["min_mean"] <= high:
+                tail += " (within the mean's 95% interval: another sample of the same pipeline could fall on the other side)"
     if summary.get("nothing_scored"):
         tail += ", nothing was scored"
     if any("threshold" in m or "min_mean" in m for m in summary["metrics"].values()):

@@ -1,0 +1,211 @@
+"""The judge metrics as shipped, scored on labelled rows the verifier was never trained on.
+
+No fitting, no cross-validation: every figure is the metric's own decision with its default
+options (the verifier by default; `--no-verifier` scores the judge-and-features rule of 0.2
+through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES.md,
+training/DATA.md):
+
+- relevance: shared/data/relevance_dev.jsonl (HotpotQA; never trained on: training takes
+  neither these ids nor the reserved ones) in the shapes of accuracy.py (10, 3 and 1
+  paragraphs; without the gold paragraphs); SQuAD 2.0's held-out half (1 and 3 paragraphs;
+  a question the paragraph cannot answer);
+- statements: shared/data/attribution_dev.jsonl (SciFact, WiCE) with each question form (none,
+  a real question about the page, one that restates the claim), shared/data/recall_dev.jsonl
+  (QAGS), VitaminC's held-out half of cases, FEVER-symmetric test;
+- the hand-written plain and unanswerable cases.
+
+    python benchmarks/verifier_accuracy.py [--task relevance,squad,...] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import accuracy  # noqa: E402
+from accuracy import PLAIN, UNANSWERABLE, _answer_sentence, _same_sentence, _sentences, _shapes, read, read_external, read_squad  # noqa: E402
+
+from localeval.fitting import balanced_accuracy, selection_f1  # noqa: E402
+from localeval.metrics import create_metric  # noqa: E402
+from localeval.samples import Sample  # noqa: E402
+
+TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "plain", "unanswerable")
+
+
+class Scorer:
+    """The two judge metrics with default options (or verifier off), and the judge they need then."""
+
+    def __init__(self, verifier: bool, model: str | None) -> None:
+        options = {} if verifier else {"verifier": False}
+        self.relevance = create_metric("context_relevance", options)
+        self.recall = create_metric("context_recall", options)
+        self.judge = None
+        self.seconds: dict[str, list[float]] = {}
+        if not verifier:
+            from judge_cache import CachedJudge
+
+            from localeval.judge import load_judge
+            from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
+
+            path, name = resolve_model(model or DEFAULT_MODEL)
+            self.judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), CATALOG[name].calibration if name else {})
+
+    def select(self, question: str, contexts: list[str], cost: str | None = None) -> dict[str, Any]:
+        started = time.perf_counter()
+        details = self.relevance.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], self.judge)[0].details
+        if cost:
+            self.seconds.setdefault(cost, []).append(time.perf_counter() - started)
+        return details
+
+    def verdicts(self, sample: Sample, statements: Sequence[str], cost: str | None = None) -> list[dict[str, Any]]:
+        started = time.perf_counter()
+        verdicts = self.recall.score_statements(sample, statements, self.judge).details["statements"]
+        if cost:
+            self.seconds.setdefault(cost, []).append(time.perf_counter() - started)
+        return verdicts
+
+
+def _shape_figures(picked: Sequence[tuple[set[int], set[int]]], answerable: bool) -> dict[str, float]:
+    insufficient = statistics.fmean(not s for s, _ in picked)
+    if not answerable:
+        return {"n": len(picked), "insufficient": insufficient}
+    scores = [selection_f1(s, g) for s, g in picked]
+    return {"n": len(picked), "precision": statistics.fmean(p for p, _, _ in scores), "recall": statistics.fmean(r for _, r, _ in scores),
+            "f1": statistics.fmean(f for _, _, f in scores), "insufficient": insufficient}
+
+
+def relevance(scorer: Scorer, limit: int | None, shift: int) -> dict[str, Any]:
+    by_shape: dict[str, list[tuple[set[int], set[int]]]] = {}
+    for row in read("relevance_dev.jsonl", limit, shift):
+        for shape, variants in _shapes(row).items():
+            for contexts in (c for c in variants if c):
+                units = _sentences({"retrieved_contexts": contexts})
+                gold = set() if "without" in shape else {i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"])}
+                selected = set(scorer.select(row["user_input"], contexts, cost="hotpotqa 10" if shape == "10" else None)["selected"])
+                by_shape.setdefault(f"hotpotqa {shape}", []).append((selected, gold))
+    return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in by_shape.items()}
+
+
+def squad(scorer: Scorer, limit: int | None) -> dict[str, Any]:
+    by_shape: dict[str, list[tuple[set[int], set[int]]]] = {}
+    for row in read_squad(limit, held_out=True):
+        answer = _answer_sentence(row["context"], row["answer_start"])
+        before = len(_sentences({"retrieved_contexts": row["others"][:1]}))
+        shapes = [("squad 1", row["question"], [row["context"]], {answer}), ("squad 3", row["question"], [row["others"][0], row["context"], row["others"][1]], {before + answer})]
+        if row["impossible"]:
+            shapes.append(("squad 1 without answer", row["impossible"], [row["context"]], set()))
+        for shape, question, contexts, gold in shapes:
+            by_shape.setdefault(shape, []).append((set(scorer.select(question, contexts, cost="squad 1" if shape == "squad 1" else None)["selected"]), gold))
+    return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in by_shape.items()}
+
+
+def _figures(labels: Sequence[int], verdicts: Sequence[Mapping[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
+    predicted = [int(v["attributed"]) for v in verdicts]
+    out: dict[str, Any] = {"n": len(labels), "balanced_accuracy": balanced_accuracy(list(labels), predicted),
+                           "auc": accuracy.auc(list(labels), [float(v["probability"]) for v in verdicts])}
+    for source in sorted(set(sources)):
+        picked = [(y, p) for y, p, s in zip(labels, predicted, sources) if s == source]
+        out[source] = balanced_accuracy([y for y, _ in picked], [p for _, p in picked])
+    return out
+
+
+def statements(scorer: Scorer, task: str, limit: int | None, shift: int) -> dict[str, Any]:
+    if task == "attribution":
+        rows = read("attribution_dev.jsonl", limit, shift)
+        out = {}
+        forms = {
+            "no question": lambda r: "",
+            "a real question": lambda r: f"Tell me about {r['wiki_title']}." if r.get("wiki_title") else "What does the abstract report?",
+            "a restating question": lambda r: f"Is it true that {r['claim'].rstrip('.')}?",
+        }
+        for form, question in forms.items():
+            verdicts = [scorer.verdicts(Sample(user_input=question(r), retrieved_contexts=[r["context"]]), [r["claim"]], cost=f"claims ({form})")[0] for r in rows]
+            out[form] = _figures([r["label"] for r in rows], verdicts, [r["source"] for r in rows])
+        return out
+    if task == "recall":
+        labels, verdicts, sources = [], [], []
+        for r in read("recall_dev.jsonl", limit, shift):
+            verdicts += scorer.verdicts(Sample(user_input=r["user_input"], retrieved_contexts=r["retrieved_contexts"]), r["statements"], cost="qags summary")
+            labels += r["statement_labels"]
+            sources += [r["source"]] * len(r["statements"])
+        return {"qags": _figures(labels, verdicts, sources)}
+    rows = read_external(task, limit, held_out=True)
+    verdicts = [scorer.verdicts(Sample(user_input="", retrieved_contexts=[r["context"]]), [r["claim"]])[0] for r in rows]
+    return {task: _figures([r["label"] for r in rows], verdicts, [r["source"] for r in rows])}
+
+
+def plain(scorer: Scorer) -> dict[str, Any]:
+    right: dict[str, list[str]] = {"relevance": [], "attribution": []}
+    wrong: list[str] = []
+    for row in (json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()):
+        sample = Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
+        if row["kind"] == "relevance":
+            details = scorer.select(row["user_input"], row["retrieved_contexts"])
+            ok = set(details["selected_sentences"]) == set(row["required"])
+            said = f"selected {details['selected_sentences']} (P {details['probabilities']})"
+        else:
+            verdict = scorer.verdicts(sample, [row["statement"]])[0]
+            ok = verdict["attributed"] == row["label"]
+            said = f"attributed={verdict['attributed']} P={verdict['probability']}"
+        right[row["kind"]].append(row["id"]) if ok else wrong.append(f"{row['id']}: {said}")
+    return {"right": {k: len(v) for k, v in right.items()}, "wrong": wrong}
+
+
+def unanswerable(scorer: Scorer) -> dict[str, Any]:
+    rows = [json.loads(line) for line in UNANSWERABLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    alone = [not scorer.select(r["user_input"], r["retrieved_contexts"])["selected"] for r in rows]
+    twins = [scorer.select(r["user_input"], [*r["retrieved_contexts"], r["answer"]]) for r in rows]
+    return {"n": len(rows), "insufficient": statistics.fmean(alone), "with the answer added: answer selected": statistics.fmean(r["answer"] in t["selected_sentences"] for r, t in zip(rows, twins))}
+
+
+def fmt(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}")
+    parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
+    parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
+    parser.add_argument("--no-verifier", action="store_true", help="score the judge-and-features rule instead (needs the judge; answers cached)")
+    parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
+    parser.add_argument("--json", type=Path, help="also write the report here")
+    args = parser.parse_args(argv)
+    scorer = Scorer(not args.no_verifier, args.model)
+    tasks = args.task.split(",")
+    report: dict[str, Any] = {"design": "judge rule" if args.no_verifier else "verifier", "limit": args.limit, "shift": args.shift}
+    if "relevance" in tasks:
+        report["relevance"] = relevance(scorer, args.limit, args.shift)
+    if "squad" in tasks:
+        report["squad"] = squad(scorer, args.limit)
+    for task in ("attribution", "recall", "vitaminc", "fever"):
+        if task in tasks:
+            report[task] = statements(scorer, task, args.limit, args.shift)
+    if "plain" in tasks:
+        report["plain"] = plain(scorer)
+    if "unanswerable" in tasks:
+        report["unanswerable"] = unanswerable(scorer)
+    report["seconds per sample"] = {k: statistics.fmean(v) for k, v in scorer.seconds.items()}
+    if scorer.judge is not None:
+        scorer.judge.close()
+    for section, content in report.items():
+        if isinstance(content, dict):
+            print(f"{section}:")
+            for key, value in content.items():
+                cells = ", ".join(f"{k} {fmt(v)}" for k, v in value.items()) if isinstance(value, dict) else fmt(value) if not isinstance(value, list) else "; ".join(value)
+                print(f"  {key}: {cells}")
+        else:
+            print(f"{section}: {content}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""The verifier's forward pass in numpy: a BERT encoder and a two-logit head, no torch.
+
+The architecture is the one training/train_verifier.py trains, written twice on purpose (torch
+there, numpy here) and checked against each other by tests/test_verifier.py within 1e-3: word
+and position embeddings (token type 0 is folded into them), post-norm transformer layers with
+GELU (tanh form, the one both sides compute), and a head `out(tanh(dense(h_CLS)))` with one
+logit per task. Weights are stored in float16 and computed in float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+LAYER_NORM_EPS = 1e-12
+TASKS = ("relevance", "attribution")  # the head's logits, in this order
+
+Array = NDArray[np.floating[Any]]
+
+
+def _layer_norm(x: Array, weight: Array, bias: Array) -> Array:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    normed: Array = ((x - mean) / np.sqrt(var + LAYER_NORM_EPS)) * weight + bias
+    return normed
+
+
+def _gelu(x: Array) -> Array:
+    out: Array = 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+    return out
+
+
+class Encoder:
+    """Logits for padded batches of token ids. `weights` maps the tensor names train_verifier.py writes."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray], heads: int) -> None:
+        w = {name: np.asarray(value, dtype=np.float32) for name, value in weights.items()}
+        self.word = w["embeddings.word"]
+        self.position = w["embeddings.position"] + w["embeddings.token_type"][0]
+        self.norm = (w["embeddings.norm.weight"], w["embeddings.norm.bias"])
+        self.layers = []
+        index = 0
+        while f"layers.{index}.qkv.weight" in w:
+            p = f"layers.{index}."
+            self.layers.append({k[len(p):]: v for k, v in w.items() if k.startswith(p)})
+            index += 1
+        self.heads = heads
+        self.head = (w["head.dense.weight"], w["head.dense.bias"], w["head.out.weight"], w["head.out.bias"])
+        self.max_tokens = self.position.shape[0]
+
+    def logits(self, batch: Sequence[Sequence[int]]) -> Array:
+        """One row of task logits per input (inputs of any lengths up to max_tokens; padded here)."""
+        length = max(len(ids) for ids in batch)
+        ids = np.zeros((len(batch), length), dtype=np.int64)
+        mask = np.zeros((len(batch), length), dtype=bool)
+        for row, tokens in enumerate(batch):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = True
+        x = _layer_norm(self.word[ids] + self.position[:length], *self.norm)
+        bias = np.where(mask, 0.0, -1e9).astype(np.float32)[:, None, None, :]
+        for layer in self.layers:
+            x = self._layer(x, bias, layer)
+        dense_w, dense_b, out_w, out_b = self.head
+        pooled = np.tanh(x[:, 0] @ dense_w.T + dense_b)
+        logits: Array = (pooled @ out_w.T + out_b).astype(np.float32)
+        return logits
+
+    def _layer(self, x: Array, bias: Array, p: Mapping[str, Array]) -> Array:
+        batch, length, width = x.shape
+        size = width // self.heads
+        qkv = (x @ p["qkv.weight"].T + p["qkv.bias"]).reshape(batch, length, 3, self.heads, size).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        scores = (q @ k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(size)) + bias
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        attention = scores / scores.sum(-1, keepdims=True)
+        context = (attention @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
+        x = _layer_norm(x + context @ p["attention_out.weight"].T + p["attention_out.bias"], p["attention_norm.weight"], p["attention_norm.bias"])
+        hidden = _gelu(x @ p["up.weight"].T + p["up.bias"])
+        out: Array = _layer_norm(x + hidden @ p["down.weight"].T + p["down.bias"], p["output_norm.weight"], p["output_norm.bias"])
+        return out

@@ -1,0 +1,157 @@
+"""Prepare the verifier's training rows from public labelled sets (never committed: regenerated here).
+
+Every source, its licence and what is kept out is recorded in training/DATA.md and in the
+model card (localeval/verifier/MODEL_CARD.md). Rows are written as JSON Lines:
+`{"task": "relevance"|"attribution", "a": first text, "b": second text, "c": context or "",
+"label": 0|1, "source": ..., "group": ..., "split": "train"|"validation"}`.
+
+- relevance: (question, sentence, the sentence's paragraph). HotpotQA distractor records of
+  megagonlabs/RPT (commit cf2bc1b1) except the ids reserved for evaluation
+  (shared/data/reserved_hotpotqa_ids.txt) and every question of shared/data/relevance_dev.jsonl
+  (the project's dev rows, which the benchmarks score); SQuAD 2.0's paragraphs that
+  benchmarks/accuracy.py hashes to its fit half (the other half is held out), with answerable
+  and unanswerable questions.
+- attribution: (claim, evidence). VitaminC real pairs of the cases accuracy.py hashes to its fit
+  half; VitaminC synthetic; FEVER-symmetric dev (its test file is held out); FEVER-adversarial;
+  WiCE partially-supported sub-claims against their supporting sentences (hard negatives).
+
+A tenth of each source's groups (hashed with VALIDATION_SEED) is the script's own validation
+split: never trained on, printed by train_verifier.py at the end.
+
+    python training/prepare_verifier_data.py --external DIR --out training/.cache/rows.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from accuracy import _held_out  # noqa: E402  (the benchmarks' own hash split: their held-out half stays out)
+
+SHARED = ROOT.parent / "shared" / "data"
+VALIDATION_SEED = "localeval-verifier-20261125"
+SEED = 20261125
+DISTRACTOR_PARAGRAPHS = 3  # per HotpotQA question: every sentence of the gold paragraphs, and of this many distractors
+SUPPORTED = "SUPPORTS"
+
+
+def _validation(source: str, group: str) -> bool:
+    return hashlib.sha256(f"{VALIDATION_SEED}:{source}:{group}".encode()).digest()[0] < 26  # about a tenth
+
+
+def _row(task: str, a: str, b: str, c: str, label: int, source: str, group: str) -> dict[str, Any]:
+    return {"task": task, "a": a.strip(), "b": b.strip(), "c": c.strip(), "label": label, "source": source, "group": group,
+            "split": "validation" if _validation(source, group) else "train"}
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def hotpotqa(folder: Path, rng: random.Random) -> Iterator[dict[str, Any]]:
+    reserved = {line.strip() for line in open(SHARED / "reserved_hotpotqa_ids.txt", encoding="utf-8") if line.strip() and not line.startswith("#")}
+    dev = {row["id"] for row in _jsonl(SHARED / "relevance_dev.jsonl")}
+    seen: set[str] = set()
+    for name in ("train", "dev", "test"):
+        for record in _jsonl(folder / f"{name}.jsonl"):
+            qid = record["id"]
+            if qid in reserved or qid in dev or qid in seen:
+                continue
+            seen.add(qid)
+            titles, paragraphs = record["context"]["title"], record["context"]["sentences"]
+            facts = set(zip(record["supporting_facts"]["title"], record["supporting_facts"]["sent_id"]))
+            gold = [i for i, t in enumerate(titles) if any(t == ft for ft, _ in facts)]
+            distractors = [i for i in range(len(titles)) if i not in gold]
+            chosen = gold + rng.sample(distractors, min(DISTRACTOR_PARAGRAPHS, len(distractors)))
+            for p in chosen:
+                sentences = [s.strip() for s in paragraphs[p] if s.strip()]
+                paragraph = " ".join(sentences)
+                for index, sentence in enumerate(sentences):
+                    yield _row("relevance", record["question"], sentence, paragraph, int((titles[p], index) in facts), "hotpotqa", qid)
+
+
+def squad(path: Path) -> Iterator[dict[str, Any]]:
+    from localeval.text import split_sentences
+
+    for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
+        for index, paragraph in enumerate(article["paragraphs"]):
+            group = f"{article['title']}/{index}"
+            if _held_out("squad", group):
+                continue
+            context = paragraph["context"]
+            sentences = split_sentences(context)
+            ends, cursor = [], 0
+            for sentence in sentences:
+                start = context.find(sentence, cursor)
+                cursor = (start if start >= 0 else cursor) + len(sentence)
+                ends.append(cursor)
+            for qa in paragraph["qas"]:
+                answering = -1
+                if not qa["is_impossible"] and qa["answers"]:
+                    offset = qa["answers"][0]["answer_start"]
+                    answering = next((i for i, end in enumerate(ends) if offset < end), len(sentences) - 1)
+                for i, sentence in enumerate(sentences):
+                    yield _row("relevance", qa["question"], sentence, context, int(i == answering), "squad", group)
+
+
+def vitaminc(path: Path, source: str, hold_out: bool) -> Iterator[dict[str, Any]]:
+    for item in _jsonl(path):
+        group = str(item.get("case_id") or item.get("unique_id") or item["id"])
+        if hold_out and _held_out("vitaminc", group):
+            continue
+        yield _row("attribution", item["claim"], item["evidence"], "", int(item["label"] == SUPPORTED), source, group)
+
+
+def wice(path: Path) -> Iterator[dict[str, Any]]:
+    """Partially supported sub-claims against the sentences that support the rest: some part of
+    the claim is in none of them, so the pair is a hard negative."""
+    for number, item in enumerate(_jsonl(path)):
+        evidence = item["evidence"]
+        for option, indices in enumerate(item.get("supporting_sentences") or []):
+            text = " ".join(evidence[i] for i in sorted(indices) if 0 <= i < len(evidence))
+            if text.strip() and item["label"] != "supported":
+                yield _row("attribution", item["claim"], text, "", 0, "wice", f"{number}/{option}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--external", type=Path, required=True, help="folder with hotpotqa/, squad2/, vitaminc_real/, vitaminc_synthetic/, fever_symmetric/, fever_adversarial/, wice/ (training/DATA.md)")
+    parser.add_argument("--out", type=Path, default=ROOT / "training" / ".cache" / "rows.jsonl")
+    args = parser.parse_args()
+    ext: Path = args.external
+    rng = random.Random(SEED)
+    sources = [
+        hotpotqa(ext / "hotpotqa", rng),
+        squad(ext / "squad2" / "dev-part.json"),
+        vitaminc(ext / "vitaminc_real" / "test.jsonl", "vitaminc_real", hold_out=True),
+        vitaminc(ext / "vitaminc_synthetic" / "test.jsonl", "vitaminc_synthetic", hold_out=False),
+        vitaminc(ext / "fever_symmetric" / "dev.jsonl", "fever_symmetric_dev", hold_out=False),
+        vitaminc(ext / "fever_adversarial" / "test.jsonl", "fever_adversarial", hold_out=False),
+        wice(ext / "wice" / "non_supported_tokens_train.jsonl"),
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    counts: Counter[tuple[str, str, int]] = Counter()
+    with open(args.out, "w", encoding="utf-8") as handle:
+        for source in sources:
+            for row in source:
+                counts[(row["source"], row["split"], row["label"])] += 1
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    for (source, split, label), n in sorted(counts.items()):
+        print(f"{source:22} {split:10} label {label}: {n}")
+    print(f"{sum(counts.values())} rows -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
