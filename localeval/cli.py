@@ -27,7 +27,7 @@ from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
 from localeval.judge import load_judge
 from localeval.metrics import list_metrics
-from localeval.pipeline import score_file
+from localeval.pipeline import build_metrics, score_file
 from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
@@ -39,9 +39,10 @@ EXIT_BROKEN_PIPE = 141
 MAX_REPORT_METRICS = 64  # localeval has four; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
-SHORTCUTS: dict[str, tuple[str, str, Any]] = {
-    "statements": ("context_recall", "statements", None),
-    "no_reasons": ("context_recall", "reasons", False),
+SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
+    "statements": (("context_recall",), "statements", None),
+    "no_reasons": (("context_recall",), "reasons", False),
+    "no_verifier": (("context_relevance", "context_recall"), "verifier", False),
 }
 
 
@@ -68,9 +69,10 @@ def _numbers(values: tuple[str, ...], option: str) -> dict[str, float]:
 def _options(values: tuple[str, ...], flags: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Metric options from the shortcut flags, then --option METRIC.KEY=VALUE (which wins)."""
     options: dict[str, dict[str, Any]] = {}
-    for flag, (metric, key, fixed) in SHORTCUTS.items():
+    for flag, (metrics, key, fixed) in SHORTCUTS.items():
         if flags.get(flag):
-            options.setdefault(metric, {})[key] = flags[flag] if fixed is None else fixed
+            for metric in metrics:
+                options.setdefault(metric, {})[key] = flags[flag] if fixed is None else fixed
     for name, raw in _pairs(values, "--option"):
         metric, dot, key = name.partition(".")
         if not dot:
@@ -132,6 +134,7 @@ def cli() -> None:
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
 @click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=...")
 @click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false (faster).")
+@click.option("--no-verifier", is_flag=True, help="The judge decides context_relevance and context_recall, without the trained verifier (the rule of 0.2; slower). Shortcut for METRIC.verifier=false.")
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")
@@ -192,6 +195,8 @@ def score_command(
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
+    if (settings.model or settings.judge_url) and not quiet and not any(m.uses_judge() for m in build_metrics(settings)):
+        click.echo("localeval: no selected metric decides with the judge (the trained verifier decides context_relevance and context_recall), so the judge named is not loaded; add --no-verifier to judge with it", err=True)
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
     bar: list[Progress] = []
 

@@ -104,9 +104,18 @@ def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
     if duplicates:
         raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")
     for name in settings.options:
-        if name not in names:
-            raise ConfigError(f"an option is set for '{name}', which is not selected")
+        if name not in REGISTRY:
+            raise ConfigError(f"an option is set for '{name}', which is no metric; known metrics: {', '.join(sorted(REGISTRY))}")
+    # Options for a known metric that is not selected are left aside: a config file may set options
+    # for every metric, and `-m` on the command line narrows the run.
     return [create_metric(name, settings.options.get(name)) for name in names]
+
+
+def _selected(gates: dict[str, float], metrics: Sequence[Metric[Any]]) -> dict[str, float]:
+    """The gates (thresholds or minimum means) of the selected metrics, and of unknown names (which
+    Summary refuses): a gate for a known metric left out of the run is left aside, as its options are."""
+    names = {m.name for m in metrics}
+    return {name: value for name, value in gates.items() if name in names or name not in REGISTRY}
 
 
 def _input_sha256(settings: RunSettings) -> str | None:
@@ -287,7 +296,12 @@ def score_file(
     """
     _check_paths(settings)
     metrics = build_metrics(settings)
-    summary = Summary([m.name for m in metrics], settings.thresholds, settings.min_mean)
+    if settings.calibration is not None and not any(m.uses_judge() for m in metrics):
+        raise ConfigError(
+            f"--calibration {settings.calibration}: a calibration weighs the judge rule's features, and no selected metric decides with the judge "
+            "(the verifier decides context_relevance and context_recall): add --no-verifier to use it, or leave --calibration out"
+        )
+    summary = Summary([m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics))
     source = _open_source(settings, metrics, judge)
     try:
         return _run(settings, metrics, summary, source, on_start, on_row, on_message)

@@ -56,7 +56,7 @@ def test_missing_field_is_a_per_sample_error_not_a_crash(write_jsonl, tmp_path):
     assert first["errors"]["nonllm_context_recall"] == "missing required field 'reference_contexts'"
     assert first["errors"]["id_context_recall"] == "missing required field 'retrieved_context_ids', 'reference_context_ids'"
     figures = json.loads(summary.read_text())["metrics"]["nonllm_context_recall"]
-    assert figures == {"count": 2, "scored": 1, "mean": 0.5, "median": 0.5, "nan": 0, "errors": 1}
+    assert figures == {"count": 2, "scored": 1, "mean": 0.5, "stderr": None, "ci95": None, "median": 0.5, "nan": 0, "errors": 1}
 
 
 def test_summary_counts_nan_and_mean_ignores_it(write_jsonl, tmp_path):
@@ -105,8 +105,8 @@ def test_strict_stops_with_exit_code_two(write_jsonl, tmp_path):
     [
         (["-m", "nope"], "unknown metric 'nope'"),
         (["-m", "id_context_recall", "-t", "id_context_recall=high"], "is not a number"),
-        (["-m", "id_context_recall", "-t", "nonllm_context_recall=0.5"], "not selected"),
-        (["-m", "id_context_recall", "--option", "nonllm_context_recall.measure=jaro"], "not selected"),
+        (["-m", "id_context_recall", "-t", "nope=0.5"], "not selected: nope"),
+        (["-m", "id_context_recall", "--option", "nope.measure=jaro"], "'nope', which is no metric"),
         (["-m", "nonllm_context_recall", "--option", "nonllm_context_recall.measure=cosine"], "option 'measure'"),
         (["-m", "id_context_recall", "--resume"], "--resume needs --output"),
         (["-m", "id_context_recall", "-m", "id_context_recall"], "selected twice"),
@@ -117,6 +117,13 @@ def test_usage_errors_exit_two_with_a_message(write_jsonl, args, message):
     result = invoke(["score", str(data), *args])
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_options_and_gates_of_known_metrics_left_out_of_the_run_are_left_aside(write_jsonl):
+    """A config may set every metric's options and gates; -m on the command line narrows the run."""
+    data = write_jsonl([GOOD])
+    result = invoke(["score", str(data), "-m", "id_context_recall", "-t", "nonllm_context_recall=0.5", "--option", "nonllm_context_recall.measure=jaro", "--no-verifier", "-q"])
+    assert result.exit_code == 0, result.output
 
 
 def test_missing_input_file_is_exit_two():

@@ -120,7 +120,7 @@ def test_resume_refuses_a_file_written_by_a_different_run(write_jsonl, tmp_path,
     out.write_text("".join(lines[:2]))  # the header and one result: an interrupted run
     result = invoke(["score", str(data), *change, "-o", str(out), "--resume"])
     assert result.exit_code == EXIT_USAGE, result.output
-    assert "cannot resume" in result.stderr and f"{differs}:" in result.stderr
+    assert "cannot resume" in result.stderr and f"({differs}." in result.stderr  # the differing key, dotted
     assert out.read_text() == "".join(lines[:2])  # nothing was merged
 
 

@@ -26,11 +26,15 @@ from localeval.cli import cli
 from localeval.errors import EXIT_INTERRUPTED, EXIT_USAGE, JudgeError, ModelError
 from localeval.files import atomic_text
 from localeval.judge.openai_server import ServerJudge, option_probabilities
+from localeval.metrics import create_metric
 from localeval.progress import count_lines
 from localeval.testing import ScriptedJudge
 
 RECALLED = {"id": "q", "user_input": "When?", "retrieved_contexts": ["The tower was completed in 1889."], "reference": "It was completed in 1889.", "reference_contexts": ["The tower was completed in 1889."]}
 NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
+# The judge metrics deciding with the judge (verifier off): what a judge's bad answers reach.
+JUDGED_RECALL = create_metric("context_recall", {"verifier": False})
+JUDGED_RELEVANCE = create_metric("context_relevance", {"verifier": False})
 
 
 def invoke(args, **kwargs):
@@ -126,7 +130,7 @@ def test_a_results_file_of_an_unknown_version_is_refused(write_jsonl, tmp_path):
 
 
 def test_a_judge_answering_nan_is_an_error_for_the_sample_not_a_verdict():
-    result = evaluate([RECALLED], ["context_recall", "context_relevance"], judge=ScriptedJudge(lambda messages: math.nan)).results[0]
+    result = evaluate([RECALLED], [JUDGED_RECALL, JUDGED_RELEVANCE], judge=ScriptedJudge(lambda messages: math.nan)).results[0]
     assert result["scores"] == {"context_recall": None, "context_relevance": None}
     assert "not numbers in [0, 1]" in result["errors"]["context_recall"]
 
@@ -227,7 +231,7 @@ def test_bad_chat_answers_are_errors_for_the_sample(fake_server, answer, expecte
     script, url = fake_server
     script.routes["/v1/chat/completions"] = (200, answer, 0.0)
     judge = ServerJudge(url, "m")
-    result = evaluate([RECALLED], ["context_recall"], judge=judge).results[0]
+    result = evaluate([RECALLED], [JUDGED_RECALL], judge=judge).results[0]
     assert result["scores"]["context_recall"] is None and expected in result["errors"]["context_recall"]
 
 
@@ -237,7 +241,7 @@ def test_a_trickling_server_is_timed_out_by_the_request_deadline(fake_server):
     judge = ServerJudge(url, "m", timeout=1.0)
     started = time.monotonic()
     with pytest.raises(ModelError, match="within the request's time limit"):  # the run stops with a clear error, resumable
-        evaluate([RECALLED], ["context_recall"], judge=judge)
+        evaluate([RECALLED], [JUDGED_RECALL], judge=judge)
     assert time.monotonic() - started < 60  # four tries of one second each, not 4 x 60 bytes x 0.3 s
 
 

@@ -10,6 +10,7 @@ import json
 import math
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -40,8 +41,15 @@ SAMPLES = [
 ]
 
 
+def judged(*names: str) -> list[Any]:
+    """The judge metrics deciding with the judge (verifier off): these tests are about the judge."""
+    from localeval.metrics import create_metric
+
+    return [create_metric(name, {"verifier": False}) for name in names]
+
+
 def test_verdicts_are_probabilities_and_scores_are_in_range(small_judge):
-    run = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge)
+    run = evaluate(SAMPLES, judged("context_relevance", "context_recall"), judge=small_judge)
     for result in run.results:
         assert result["errors"] == {}
         relevance = result["details"]["context_relevance"]
@@ -59,7 +67,7 @@ def test_verdicts_are_probabilities_and_scores_are_in_range(small_judge):
 def test_claims_mode_parses(small_judge):
     from localeval.metrics import create_metric
 
-    run = evaluate(SAMPLES[:1], [create_metric("context_recall", {"statements": "claims"})], judge=small_judge)
+    run = evaluate(SAMPLES[:1], [create_metric("context_recall", {"statements": "claims", "verifier": False})], judge=small_judge)
     result = run.results[0]
     assert result["errors"] == {}
     statements = result["details"]["context_recall"]["statements"]
@@ -67,8 +75,8 @@ def test_claims_mode_parses(small_judge):
 
 
 def test_two_runs_give_identical_results(small_judge):
-    first = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge).results
-    second = evaluate(SAMPLES, ["context_relevance", "context_recall"], judge=small_judge).results
+    first = evaluate(SAMPLES, judged("context_relevance", "context_recall"), judge=small_judge).results
+    second = evaluate(SAMPLES, judged("context_relevance", "context_recall"), judge=small_judge).results
     for row in first + second:
         row.pop("timing", None)
     assert json.dumps(first) == json.dumps(second)
@@ -81,7 +89,7 @@ def test_a_context_longer_than_the_window_goes_through_windows(small_model_path)
     sample = Sample(user_input="When did the museum in town 7 open?", retrieved_contexts=[" ".join(sentences)], reference="It opened in 1807.")
     with LlamaJudge(small_model_path, n_ctx=1024, n_threads=2) as judge:  # a small window (that still holds the worked examples) keeps this quick
         assert judge.count_tokens(" ".join(sentences)) > judge.context_size  # really too long for one prompt
-        result = evaluate([sample], ["context_relevance", "context_recall"], judge=judge).results[0]
+        result = evaluate([sample], judged("context_relevance", "context_recall"), judge=judge).results[0]
     assert result["errors"] == {}
     assert result["details"]["context_relevance"]["windows"] >= 2
     assert result["details"]["context_relevance"]["n_sentences"] == 80
@@ -89,7 +97,7 @@ def test_a_context_longer_than_the_window_goes_through_windows(small_model_path)
 
 def test_a_sentence_longer_than_the_window_is_an_explicit_error(small_judge):
     giant = Sample(user_input="q?", retrieved_contexts=["zq9x7 " * 5000], reference="r.")  # a 6,000-character window of it is still over 2,048 tokens
-    run = evaluate([giant, SAMPLES[1]], ["context_relevance"], judge=small_judge)
+    run = evaluate([giant, SAMPLES[1]], judged("context_relevance"), judge=small_judge)
     assert "raise --n-ctx" in run.results[0]["errors"]["context_relevance"]
     assert run.results[1]["errors"] == {}
 
@@ -145,7 +153,7 @@ def test_a_rubric_replaces_the_worked_examples_too():
 def test_scores_do_not_depend_on_what_the_judge_saw_before(small_judge):
     """llama.cpp's numbers depend on how a prompt is cut into batches; the judge cuts at fixed
     points, so a sample scores the same alone, after another sample, or in a resumed run."""
-    metrics = ["context_relevance", "context_recall"]
+    metrics = judged("context_relevance", "context_recall")
     after = evaluate(SAMPLES, metrics, judge=small_judge).results[1]
     alone = evaluate(SAMPLES[1:], metrics, judge=small_judge).results[0]
     assert (alone["scores"], alone["details"]) == (after["scores"], after["details"])
@@ -155,7 +163,7 @@ def test_score_command_with_a_real_model(tmp_path, small_model_path, write_jsonl
     data = write_jsonl([s.model_dump(exclude_none=True) for s in SAMPLES])
     out = tmp_path / "out.jsonl"
     args = ["score", str(data), "--model", str(small_model_path), "--n-ctx", "2048", "-o", str(out), "--no-timing"]
-    result = CliRunner().invoke(cli, [*args, "-m", "context_relevance", "-m", "context_recall"])
+    result = CliRunner().invoke(cli, [*args, "-m", "context_relevance", "-m", "context_recall", "--no-verifier"])
     assert result.exit_code == 0, result.output
     rows = result_rows(out)
     assert [r["id"] for r in rows] == ["eiffel", "insulin"]
@@ -181,7 +189,7 @@ def test_gpu_layers_on_a_build_without_gpu_is_reported_not_ignored(small_model_p
         pytest.skip("this llama-cpp-python has a GPU backend")
     data = write_jsonl([s.model_dump(exclude_none=True) for s in SAMPLES[:1]])
     for layers in ("-1", "10"):
-        result = CliRunner().invoke(cli, ["score", str(data), "-m", "context_recall", "--model", str(small_model_path), "--gpu-layers", layers])
+        result = CliRunner().invoke(cli, ["score", str(data), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path), "--gpu-layers", layers])
         assert result.exit_code == 2 and "built without a GPU backend" in result.stderr
     with load_judge(str(small_model_path), n_ctx=1024, gpu_layers=0) as judge:  # 0: the CPU, as always
         assert judge.describe()["gpu_layers"] == 0

@@ -7,6 +7,7 @@ quote their evidence, units, insufficient information, windows, NaN) is pinned d
 
 import math
 import re
+from typing import Any
 
 import pytest
 
@@ -21,9 +22,16 @@ SAMPLE = Sample(
     retrieved_contexts=["Acme was founded by Ada Smith. It was founded in 1901.", "Acme sells anvils. Its logo is red."],
     reference="Ada Smith founded Acme. This happened in 1901. Acme is based in Ohio.",
 )
+
+
 def _only(features, name):
     """A calibration that follows one feature (the judge's verdict) and weighs the others 0."""
     return {"intercept": 0.0, "weights": {f: 1.0 if f == name else 0.0 for f in features}}
+
+
+def rule(name: str, options: dict[str, Any] | None = None) -> Any:
+    """The metric deciding with the judge-and-features rule (verifier off): what this file tests."""
+    return create_metric(name, {"verifier": False, **(options or {})})
 
 
 CERTAIN = {"attribution": _only(recall.FEATURES, "judge"), "relevance": _only(relevance.FEATURES, "judge_passage")}
@@ -50,7 +58,7 @@ def asked_paragraph(messages):
 
 def test_recall_counts_statements_the_calibrated_combination_attributes():
     judge = ScriptedJudge(lambda m: 0.001 if "Ohio" in claim_of(m) else 0.999, calibration=CERTAIN)
-    score = create_metric("context_recall").score_batch([SAMPLE], judge)[0]
+    score = rule("context_recall").score_batch([SAMPLE], judge)[0]
     assert score.value == 2 / 3
     verdicts = score.details["statements"]
     assert [v["attributed"] for v in verdicts] == [1, 1, 0]
@@ -60,13 +68,13 @@ def test_recall_counts_statements_the_calibrated_combination_attributes():
 
 def test_recall_threshold_option_moves_the_decision():
     judge = ScriptedJudge(lambda m: 0.7, calibration=CERTAIN)
-    assert create_metric("context_recall").score_batch([SAMPLE], judge)[0].value == 1.0
-    assert create_metric("context_recall", {"threshold": "0.75"}).score_batch([SAMPLE], judge)[0].value == 0.0
+    assert rule("context_recall").score_batch([SAMPLE], judge)[0].value == 1.0
+    assert rule("context_recall", {"threshold": "0.75"}).score_batch([SAMPLE], judge)[0].value == 0.0
 
 
 def test_a_judge_without_a_calibration_uses_the_documented_default():
     judge = ScriptedJudge(lambda m: 0.5)
-    verdicts = create_metric("context_recall").score_batch([SAMPLE], judge)[0].details["statements"]
+    verdicts = rule("context_recall").score_batch([SAMPLE], judge)[0].details["statements"]
     for verdict in verdicts:
         assert verdict["probability"] == pytest.approx(DEFAULT_CALIBRATION.probability(verdict["features"]), abs=1e-4)
     assert verdicts[2]["features"]["coverage"] < verdicts[0]["features"]["coverage"]  # "based", "ohio" are nowhere
@@ -74,7 +82,7 @@ def test_a_judge_without_a_calibration_uses_the_documented_default():
 
 def test_reasons_quote_their_evidence_and_name_what_is_missing():
     judge = ScriptedJudge(lambda m: 0.001 if "Ohio" in claim_of(m) else 0.999, calibration=CERTAIN)
-    first, _, third = create_metric("context_recall").score_batch([SAMPLE], judge)[0].details["statements"]
+    first, _, third = rule("context_recall").score_batch([SAMPLE], judge)[0].details["statements"]
     assert first["evidence"] == [0]
     assert first["reason"] == 'attributed; closest evidence: sentence 1: "Acme was founded by Ada Smith."'
     assert third["missing"] == ["based", "ohio"]  # content words the context never mentions, as written
@@ -87,7 +95,7 @@ def test_reasons_quote_their_evidence_and_name_what_is_missing():
 
 def test_without_reasons_the_verdicts_keep_their_features_only():
     judge = ScriptedJudge(lambda m: 0.9, calibration=CERTAIN)
-    verdicts = create_metric("context_recall", {"reasons": "false"}).score_batch([SAMPLE], judge)[0].details["statements"]
+    verdicts = rule("context_recall", {"reasons": "false"}).score_batch([SAMPLE], judge)[0].details["statements"]
     assert all(set(v) == {"statement", "attributed", "probability", "judge_log_odds", "features"} for v in verdicts)
 
 
@@ -100,27 +108,27 @@ def test_the_judge_reads_the_best_chunks_by_evidence_the_next_only_after_a_no():
     filler = [f"Filler sentence number {i} talks about weather and rain in detail." for i in range(60)]
     sample = _buried(filler)
     judge = ScriptedJudge(lambda m: 0.5, calibration=CERTAIN)
-    score = create_metric("context_recall", {"chunks": "1"}).score_batch([sample], judge)[0]
+    score = rule("context_recall", {"chunks": "1"}).score_batch([sample], judge)[0]
     assert len(judge.calls) == 2  # one chunk per statement
     assert all("Ada Smith founded Acme in 1901." in document_of(call) for call in judge.calls)
     assert document_of(judge.calls[0]) == document_of(judge.calls[1])  # the shared chunk is asked about back to back
     assert len(document_of(judge.calls[0])) < len(" ".join(filler)) / 2  # a chunk, not the whole context
     doubting = ScriptedJudge(lambda m: 0.3, calibration=CERTAIN)  # No everywhere...
-    create_metric("context_recall", {"chunks": "3"}).score_batch([sample], doubting)
+    rule("context_recall", {"chunks": "3"}).score_batch([sample], doubting)
     assert len(doubting.calls) == 2  # ...but the other chunks mention none of the statements' words: not read
     mentioning = _buried([f"Filler sentence number {i} says Ada Smith liked Acme and rain." for i in range(60)])
     doubting = ScriptedJudge(lambda m: 0.3, calibration=CERTAIN)
-    create_metric("context_recall", {"chunks": "3"}).score_batch([mentioning], doubting)
+    rule("context_recall", {"chunks": "3"}).score_batch([mentioning], doubting)
     assert len(doubting.calls) == 6  # chunks that mention the statement: each statement's next best is read, up to 3
     convinced = ScriptedJudge(lambda m: 0.9, calibration=CERTAIN)  # Yes on the best chunk: nothing more to read
-    create_metric("context_recall", {"chunks": "3"}).score_batch([sample], convinced)
+    rule("context_recall", {"chunks": "3"}).score_batch([sample], convinced)
     assert len(convinced.calls) == 2
     assert score.details["statements"][0]["evidence"]
 
 
 def test_recall_prompt_puts_the_document_first_and_the_statement_last():
     judge = ScriptedJudge(calibration=CERTAIN)
-    create_metric("context_recall").score_batch([SAMPLE], judge)
+    rule("context_recall").score_batch([SAMPLE], judge)
     content = judge.calls[0][-1]["content"]
     assert content.startswith("Document:\n")
     assert content.index("The claim comes from an answer to: Who founded the company and when?") < content.index("Claim: ")
@@ -128,13 +136,13 @@ def test_recall_prompt_puts_the_document_first_and_the_statement_last():
 
 
 def test_recall_without_statements_is_nan():
-    score = create_metric("context_recall").score_batch([Sample(user_input="q", retrieved_contexts=["c"], reference="  ")], ScriptedJudge())[0]
+    score = rule("context_recall").score_batch([Sample(user_input="q", retrieved_contexts=["c"], reference="  ")], ScriptedJudge())[0]
     assert math.isnan(score.value)
 
 
 def test_recall_claims_mode_uses_the_judges_claims():
     judge = ScriptedJudge(lambda m: 0.999 if "Ada" in claim_of(m) else 0.001, lambda m, s: {"claims": ["Ada Smith founded Acme.", "Acme is in Ohio."]}, calibration=CERTAIN)
-    score = create_metric("context_recall", {"statements": "claims"}).score_batch([SAMPLE], judge)[0]
+    score = rule("context_recall", {"statements": "claims"}).score_batch([SAMPLE], judge)[0]
     assert [s["statement"] for s in score.details["statements"]] == ["Ada Smith founded Acme.", "Acme is in Ohio."]
     assert score.value == 0.5
 
@@ -142,7 +150,7 @@ def test_recall_claims_mode_uses_the_judges_claims():
 def test_a_sentence_longer_than_the_window_is_a_per_sample_error():
     giant = Sample(user_input="q", retrieved_contexts=["word " * 3000], reference="r")
     ok = Sample(user_input="q", retrieved_contexts=["short."], reference="r")
-    run = evaluate([giant, ok], ["context_relevance", "context_recall"], judge=ScriptedJudge(context_size=1200, calibration=CERTAIN))
+    run = evaluate([giant, ok], [rule("context_relevance"), rule("context_recall")], judge=ScriptedJudge(context_size=1200, calibration=CERTAIN))
     first, second = run.results
     assert "raise --n-ctx" in first["errors"]["context_recall"] and "raise --n-ctx" in first["errors"]["context_relevance"]
     assert second["errors"] == {}
@@ -161,9 +169,9 @@ def test_a_raw_control_character_in_a_judge_string_still_parses():
 def test_a_non_english_sample_is_split_in_its_language():
     german = Sample(user_input="Wann wurde der Turm fertiggestellt?", retrieved_contexts=["Der Turm wurde am 31. März 1889 fertiggestellt. Er ist 330 m hoch."], reference="Der Turm wurde am 31. März 1889 fertiggestellt.")
     judge = ScriptedJudge(lambda m: 0.9, calibration=CERTAIN)
-    relevance = create_metric("context_relevance", {"language": "de"}).score_batch([german], judge)[0]
+    relevance = rule("context_relevance", {"language": "de"}).score_batch([german], judge)[0]
     assert relevance.details["n_sentences"] == 2  # "31." is not a sentence end in German
-    recall = create_metric("context_recall", {"language": "de"}).score_batch([german], judge)[0]
+    recall = rule("context_recall", {"language": "de"}).score_batch([german], judge)[0]
     assert [s["statement"] for s in recall.details["statements"]] == ["Der Turm wurde am 31. März 1889 fertiggestellt."]
     assert recall.details["statements"][0]["features"]["coverage"] == 1.0
 
@@ -178,7 +186,7 @@ def relevance_judge(needed: str, **kwargs):
 
 def test_relevance_is_the_share_of_units_required():
     judge = relevance_judge("Ada Smith")
-    score = create_metric("context_relevance").score_batch([SAMPLE], judge)[0]
+    score = rule("context_relevance").score_batch([SAMPLE], judge)[0]
     assert score.value == 2 / 4
     assert score.details["selected"] == [0, 1]
     assert score.details["selected_sentences"] == ["Acme was founded by Ada Smith.", "It was founded in 1901."]
@@ -191,13 +199,13 @@ def test_the_rule_weighs_the_passage_verdict_up_to_its_cap_and_asks_about_the_su
     and the short answer is still asked of the second (the full verdict decides which)."""
     sample = Sample(user_input="Who founded Acme?", retrieved_contexts=["Acme sells anvils.", "Acme was founded by Ada Smith."])
     judge = ScriptedJudge(lambda m: 0.999 if "Ada" in asked_paragraph(m) else 0.9, lambda m, schema: {"answer": "Ada Smith"}, calibration=CERTAIN)
-    score = create_metric("context_relevance").score_batch([sample], judge)[0]
+    score = rule("context_relevance").score_batch([sample], judge)[0]
     assert [f["judge_passage"] for f in score.details["features"]] == [relevance.VERDICT_CAP, relevance.VERDICT_CAP]
     assert score.details["answer"] == "Ada Smith" and "Ada Smith" in judge.calls[2][-1]["content"]
 
 
 def test_insufficient_information_selects_nothing_and_scores_zero():
-    score = create_metric("context_relevance").score_batch([SAMPLE], relevance_judge("nowhere"))[0]
+    score = rule("context_relevance").score_batch([SAMPLE], relevance_judge("nowhere"))[0]
     assert score.value == 0.0 and score.details["selected"] == []
 
 
@@ -208,9 +216,9 @@ def test_the_unit_the_judge_says_answers_is_kept_when_none_reaches_the_threshold
     def judge(choice_says_one_answers):
         return ScriptedJudge(lambda m: 0.999 if "Sentences:" not in m[-1]["content"] else choice_says_one_answers, calibration=doubtful)
 
-    kept = create_metric("context_relevance").score_batch([sample], judge(0.95))[0]
+    kept = rule("context_relevance").score_batch([sample], judge(0.95))[0]
     assert kept.details["selected"] == [1] and max(kept.details["probabilities"]) < 0.5  # the unit that mentions most of the question
-    unsure = create_metric("context_relevance").score_batch([sample], judge(0.6))[0]  # "none of them" at odds above e^-1
+    unsure = rule("context_relevance").score_batch([sample], judge(0.6))[0]  # "none of them" at odds above e^-1
     assert unsure.details["selected"] == [] and unsure.value == 0.0
 
 
@@ -218,7 +226,7 @@ def test_the_sentence_holding_the_judges_short_answer_is_marked():
     sample = Sample(user_input="How tall is Mount Everest?", retrieved_contexts=["Mount Everest is in the Himalayas. Its summit is 8,849 metres above sea level. Many climb it."])
     follows_the_answer = {"relevance": _only(relevance.FEATURES, "judge_answer")}
     judge = ScriptedJudge(lambda m: 0.9, lambda m, schema: {"answer": "8,849 metres"}, calibration=follows_the_answer)
-    score = create_metric("context_relevance").score_batch([sample], judge)[0]
+    score = rule("context_relevance").score_batch([sample], judge)[0]
     assert [f["judge_answer"] for f in score.details["features"]] == [0.0, 1.0, 0.0]
     assert score.details["answer"] == "8,849 metres"
     verdict, answer = judge.calls[0][-1]["content"], judge.calls[1][-1]["content"]
@@ -228,7 +236,7 @@ def test_the_sentence_holding_the_judges_short_answer_is_marked():
     assert answer.startswith(opening + "\n\n") and "shortest phrase" in answer
     assert "Sentences:" in judge.calls[2][-1]["content"]
     says_none = ScriptedJudge(lambda m: 0.9, lambda m, schema: {"answer": "None."}, calibration=follows_the_answer)
-    unanswered = create_metric("context_relevance").score_batch([sample], says_none)[0]
+    unanswered = rule("context_relevance").score_batch([sample], says_none)[0]
     assert [f["judge_answer"] for f in unanswered.details["features"]] == [0.0, 0.0, 0.0]  # "none": no unit holds an answer
 
 
@@ -242,22 +250,22 @@ def test_the_sentence_holding_the_answer_joins_a_selection_but_never_makes_one()
         calibration = {"relevance": {"intercept": intercept, "weights": {f: weights.get(f, 0.0) for f in relevance.FEATURES}}}
         return ScriptedJudge(lambda m: 0.9 if "Sentences:" not in m[-1]["content"] else 0.2, lambda m, schema: {"answer": "31 March 1889"}, calibration=calibration)
 
-    joined = create_metric("context_relevance").score_batch([sample], judge({"opens_passage": 2.0}, -1.0))[0]
+    joined = rule("context_relevance").score_batch([sample], judge({"opens_passage": 2.0}, -1.0))[0]
     assert joined.details["selected"] == [0, 1] and joined.details["probabilities"][1] < 0.5
-    nothing = create_metric("context_relevance").score_batch([sample], judge({}, -10.0))[0]
+    nothing = rule("context_relevance").score_batch([sample], judge({}, -10.0))[0]
     assert nothing.details["selected"] == [] and nothing.value == 0.0  # an answer alone is not evidence enough
 
 
 def test_no_context_scores_zero_without_asking():
     judge = relevance_judge("x")
-    score = create_metric("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]
+    score = rule("context_relevance").score_batch([Sample(user_input="q", retrieved_contexts=["", "   "])], judge)[0]
     assert score.value == 0.0 and score.details["n_sentences"] == 0 and judge.calls == []
 
 
 @pytest.mark.parametrize("unit, count", [("sentence", 4), ("line", 3), ("chunk", 2)])
 def test_the_unit_option_counts_sentences_lines_or_chunks(unit, count):
     sample = Sample(user_input="q", retrieved_contexts=["Acme was founded by Ada Smith.\nIt was founded in 1901.", "Acme sells anvils. Its logo is red."])
-    score = create_metric("context_relevance", {"unit": unit}).score_batch([sample], relevance_judge("Acme sells"))[0]
+    score = rule("context_relevance", {"unit": unit}).score_batch([sample], relevance_judge("Acme sells"))[0]
     needed = {"sentence": 2, "line": 1, "chunk": 1}[unit]
     assert score.details["n_sentences"] == count and score.value == needed / count
 
@@ -265,7 +273,7 @@ def test_the_unit_option_counts_sentences_lines_or_chunks(unit, count):
 def test_each_paragraph_is_judged_once_on_its_own_question_first():
     passages = [f"Passage {i} sentence one. Passage {i} sentence two." for i in range(6)]
     judge = relevance_judge("nothing")
-    create_metric("context_relevance", {"judged_contexts": 0}).score_batch([Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)], judge)
+    rule("context_relevance", {"judged_contexts": 0}).score_batch([Sample(user_input="What does passage 3 say?", retrieved_contexts=passages)], judge)
     assert [asked_paragraph(call) for call in judge.calls] == passages
     assert all(call[-1]["content"].startswith("Question: What does passage 3 say?\n\nParagraph: ") for call in judge.calls)
 
@@ -273,7 +281,7 @@ def test_each_paragraph_is_judged_once_on_its_own_question_first():
 def test_the_judge_reads_only_the_contexts_that_mention_most_of_the_question():
     passages = ["Acme sells anvils.", "Zeta makes rope.", "Acme anvils are red and heavy.", "Rope is cheap.", "The anvils of Acme ship in May."]
     judge = relevance_judge("nothing")
-    score = create_metric("context_relevance").score_batch([Sample(user_input="When do Acme anvils ship?", retrieved_contexts=passages)], judge)[0]
+    score = rule("context_relevance").score_batch([Sample(user_input="When do Acme anvils ship?", retrieved_contexts=passages)], judge)[0]
     read = [asked_paragraph(call) for call in judge.calls if "\n\nParagraph: " in call[-1]["content"]]
     assert read == [passages[0], passages[2], passages[4]]  # the default judged_contexts: 3, in their order
     assert score.details["unread_contexts"] == [1, 3]
@@ -285,7 +293,7 @@ def test_the_judge_picks_among_the_most_needed_paragraphs_sentences_nine_at_a_ti
     twelve = " ".join(f"Acme fact number {i} is here." for i in range(1, 13))
     sample = Sample(user_input="Which Acme fact?", retrieved_contexts=[twelve, "Other text. More of it."])
     judge = relevance_judge("Acme fact")
-    features = create_metric("context_relevance").score_batch([sample], judge)[0].details["features"]
+    features = rule("context_relevance").score_batch([sample], judge)[0].details["features"]
     choices = [c for c in judge.calls if "\n\nSentences:\n" in c[-1]["content"]]
     assert [asked_paragraph(c).count("Acme fact") for c in choices] == [9, 3]  # windows of at most 9: one token per number
     assert choices[0][-1]["content"].split("Sentences:\n", 1)[1].startswith("1. Acme fact number 1 is here.\n2. ")
@@ -298,7 +306,7 @@ def test_a_paragraph_too_long_for_the_window_is_judged_in_pieces_and_counts_by_i
     texts = [f"Sentence number {i} says something long enough." for i in range(40)]
     long = Sample(user_input="q?", retrieved_contexts=[" ".join(texts)])
     judge = relevance_judge("number 39", context_size=400)
-    score = create_metric("context_relevance").score_batch([long], judge)[0]
+    score = rule("context_relevance").score_batch([long], judge)[0]
     assert score.details["windows"] == len(judge.calls) > 1
     assert " ".join(asked_paragraph(call) for call in judge.calls) == " ".join(texts)  # every sentence judged once, none dropped
     assert score.value == 1.0  # the piece with sentence 39 is needed, so the paragraph is
@@ -361,11 +369,11 @@ def test_the_opening_features_follow_the_question_and_the_judges_answer():
     with the question's content words, on opening units only."""
     sample = Sample(user_input="How tall is Mount Everest?", retrieved_contexts=["Mount Everest is in Nepal. The summit of Everest is 8,849 metres high."])
     judge = ScriptedJudge(lambda m: 0.999, lambda m, schema: {"answer": "8,849 metres"}, calibration=CERTAIN)
-    features = create_metric("context_relevance").score_batch([sample], judge)[0].details["features"]
+    features = rule("context_relevance").score_batch([sample], judge)[0].details["features"]
     assert [f["answer_stands_alone"] for f in features] == [1.0, 0.0]
     short = features[0]["opens_long_question"]
     assert 0 < short < 1 and features[1]["opens_long_question"] == 0.0
     long_question = "How tall is the mountain that the first British expedition of 1921 surveyed on the border of Nepal and Tibet?"
-    features = create_metric("context_relevance").score_batch([sample.model_copy(update={"user_input": long_question})], judge)[0].details["features"]
+    features = rule("context_relevance").score_batch([sample.model_copy(update={"user_input": long_question})], judge)[0].details["features"]
     assert short < features[0]["opens_long_question"] <= 1.0
     assert features[0]["answer_stands_alone"] == 0.0  # the question does not name the subject

@@ -67,7 +67,7 @@ def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jso
     common = {
         "input": str(data),
         "metrics": ["context_relevance", "context_recall", "id_context_recall"],
-        "options": {"context_recall": {"rubric": str(rubric)}},  # an option the workers must receive whole
+        "options": {"context_recall": {"rubric": str(rubric)}, "context_relevance": {"verifier": False}},  # options the workers must receive whole
         "timing": False,
         "model": str(small_model_path),
         "n_ctx": 2048,
@@ -88,7 +88,7 @@ def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jso
 def test_a_worker_killed_mid_run_changes_nothing(cluster, write_jsonl, tmp_path, small_model_path):
     data = write_jsonl(samples(12))
     local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
-    args = ["score", str(data), "-m", "context_recall", "--model", str(small_model_path), "--n-ctx", "2048", "--threads", str(THREADS), "--no-timing", "-q"]
+    args = ["score", str(data), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path), "--n-ctx", "2048", "--threads", str(THREADS), "--no-timing", "-q"]
     assert subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(local)], capture_output=True).returncode == 0
     killed: list[int] = []
 

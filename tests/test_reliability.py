@@ -89,7 +89,7 @@ def test_ctrl_c_stops_cleanly_with_a_resumable_file(tmp_path, write_jsonl, small
     rows = [{"user_input": f"What is fact {i}?", "retrieved_contexts": [f"Fact {i} is that the sky is blue. It rains often."], "reference": f"Fact {i} is blue."} for i in range(count)]
     data = write_jsonl(rows)
     out = tmp_path / "out.jsonl"
-    args = [sys.executable, "-m", "localeval", "score", str(data), "--model", str(small_model_path), "-m", "context_recall", "-o", str(out), "--no-timing", "-q"]
+    args = [sys.executable, "-m", "localeval", "score", str(data), "--model", str(small_model_path), "-m", "context_recall", "--no-verifier", "-o", str(out), "--no-timing", "-q"]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 3):
@@ -111,7 +111,7 @@ def test_two_judge_runs_give_byte_identical_files(tmp_path, write_jsonl, small_m
     outputs = []
     for run in range(2):
         out = tmp_path / f"run{run}.jsonl"
-        args = ["score", str(data), "--model", str(small_model_path), "-m", "context_relevance", "-m", "context_recall", "-o", str(out), "--no-timing", "-q"]
+        args = ["score", str(data), "--model", str(small_model_path), "-m", "context_relevance", "-m", "context_recall", "--no-verifier", "-o", str(out), "--no-timing", "-q"]
         assert subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True).returncode == 0
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
@@ -157,7 +157,7 @@ def test_a_truncated_gguf_is_a_clear_error_not_a_crash(tmp_path, small_model_pat
     assert "localeval.errors.ModelError: llama.cpp could not load" in completed.stderr
     data = tmp_path / "d.jsonl"
     data.write_text('{"user_input": "q", "retrieved_contexts": ["c"]}\n')
-    result = CliRunner().invoke(cli, ["score", str(data), "--model", str(truncated), "-m", "context_relevance"])
+    result = CliRunner().invoke(cli, ["score", str(data), "--model", str(truncated), "-m", "context_relevance", "--no-verifier"])
     assert result.exit_code == 2
     assert "could not load" in result.stderr
 
@@ -173,6 +173,6 @@ def test_a_catalog_model_with_the_wrong_hash_is_refused_at_load(tmp_path, monkey
     (store / models.CATALOG["smollm2-135m"].file).write_bytes(bytes(tampered))
     data = tmp_path / "d.jsonl"
     data.write_text('{"user_input": "q", "retrieved_contexts": ["c"]}\n')
-    result = CliRunner().invoke(cli, ["score", str(data), "--model", "smollm2-135m", "-m", "context_relevance"])
+    result = CliRunner().invoke(cli, ["score", str(data), "--model", "smollm2-135m", "-m", "context_relevance", "--no-verifier"])
     assert result.exit_code == 2
     assert "SHA-256" in result.stderr and "localeval models pull smollm2-135m" in result.stderr

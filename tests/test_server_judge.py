@@ -37,6 +37,8 @@ SAMPLES = [
 ]
 TOLERANCE = 0.1  # on a probability: batching on a server moves logits a little, never a lot
 
+JUDGED = {"verifier": False}  # these tests are about the judge behind a server: the metrics decide with it
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -87,7 +89,7 @@ def server(small_model_path):
 
 
 def test_server_judge_agrees_with_the_in_process_judge(server, small_model_path):
-    metrics = ["context_recall", "context_relevance"]
+    metrics = [create_metric("context_recall", JUDGED), create_metric("context_relevance", JUDGED)]
     remote = evaluate(SAMPLES, metrics, judge=load_judge(SMALL_MODEL, judge_url=server)).results
     with load_judge(str(small_model_path), n_ctx=2048, n_threads=1) as local_judge:
         local = evaluate(SAMPLES, metrics, judge=local_judge).results
@@ -111,7 +113,7 @@ def test_claims_are_decoded_under_the_servers_json_schema(server):
 
 def test_the_command_line_scores_through_the_server(server, write_jsonl, tmp_path):
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(cli, ["score", str(write_jsonl(SAMPLES)), "-m", "context_recall", "--judge-url", server, "--model", SMALL_MODEL, "-o", str(out), "--no-timing"])
+    result = CliRunner().invoke(cli, ["score", str(write_jsonl(SAMPLES)), "-m", "context_recall", "--option", "context_recall.verifier=false", "--judge-url", server, "--model", SMALL_MODEL, "-o", str(out), "--no-timing"])
     assert result.exit_code == 0, result.output
     rows = result_rows(out)
     assert len(rows) == 3 and all(r["errors"] == {} for r in rows)
@@ -123,7 +125,7 @@ def test_proxies_in_the_environment_are_ignored(server, monkeypatch):
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     judge = load_judge(SMALL_MODEL, judge_url=server)
-    assert evaluate(SAMPLES[:1], ["context_recall"], judge=judge).results[0]["errors"] == {}
+    assert evaluate(SAMPLES[:1], [create_metric("context_recall", JUDGED)], judge=judge).results[0]["errors"] == {}
 
 
 def test_a_server_that_is_down_is_a_clear_error(monkeypatch, write_jsonl):
@@ -133,7 +135,7 @@ def test_a_server_that_is_down_is_a_clear_error(monkeypatch, write_jsonl):
     url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelError, match=f"the judge server at {url} did not answer .* is it running"):
         load_judge(SMALL_MODEL, judge_url=url)
-    result = CliRunner().invoke(cli, ["score", str(write_jsonl(SAMPLES[:1])), "-m", "context_recall", "--judge-url", url, "--model", SMALL_MODEL])
+    result = CliRunner().invoke(cli, ["score", str(write_jsonl(SAMPLES[:1])), "-m", "context_recall", "--option", "context_recall.verifier=false", "--judge-url", url, "--model", SMALL_MODEL])
     assert result.exit_code == 2 and "is it running" in result.stderr and "Traceback" not in result.output
 
 
@@ -161,7 +163,7 @@ def test_several_requests_are_kept_in_flight_for_a_concurrent_judge():
     judge = ScriptedJudge(slow_verdict)
     judge.concurrency = 4  # type: ignore[attr-defined]
     samples = [{**SAMPLES[2], "id": f"s{i}"} for i in range(8)]
-    results = evaluate(samples, ["context_recall"], judge=judge).results
+    results = evaluate(samples, [create_metric("context_recall", JUDGED)], judge=judge).results
     assert [r["id"] for r in results] == [f"s{i}" for i in range(8)]
     assert active[1] > 1
 

@@ -14,7 +14,7 @@ from localeval import evaluate
 from localeval.calibration import CALIBRATION_VERSION
 from localeval.cli import cli
 from localeval.errors import EXIT_USAGE, ConfigError
-from localeval.metrics import recall, relevance
+from localeval.metrics import create_metric, recall, relevance
 from localeval.testing import ScriptedJudge
 
 SAMPLE = {"id": "q", "user_input": "When was it completed?", "retrieved_contexts": ["The tower was completed in 1889. It is tall."], "reference": "It was completed in 1889."}
@@ -31,21 +31,21 @@ def _calibration_file(path, tables):
 
 def test_a_table_naming_a_feature_the_metric_lacks_is_an_error_before_scoring(write_jsonl, tmp_path):
     bad = _calibration_file(tmp_path / "c.json", {"attribution": {"intercept": 0, "weights": {"judge": 1, "bogus": 1}}})
-    result = CliRunner().invoke(cli, ["score", str(write_jsonl([SAMPLE])), "-m", "context_recall", "--model", SMALL_MODEL, "--calibration", str(bad)])
+    result = CliRunner().invoke(cli, ["score", str(write_jsonl([SAMPLE])), "-m", "context_recall", "--no-verifier", "--model", SMALL_MODEL, "--calibration", str(bad)])
     assert result.exit_code == EXIT_USAGE and "no such feature bogus" in result.stderr and "Traceback" not in result.output
 
 
 def test_a_catalog_table_that_omits_a_feature_is_an_error_not_ignored():
     judge = ScriptedJudge(lambda m: 0.9, calibration={"relevance": {"intercept": 0, "weights": {"judge_passage": 1.0}}})
     with pytest.raises(ConfigError, match="no weight for judge_choice"):  # never scored with half a table
-        evaluate([SAMPLE], ["context_relevance"], judge=judge)
+        evaluate([SAMPLE], [create_metric("context_relevance", {"verifier": False})], judge=judge)
 
 
 def test_not_a_calibration_file_is_named(write_jsonl, tmp_path):
     for text, expected in (("{}", "not a localeval calibration file"), ('{"format": "localeval-calibration", "version": 7, "tables": {}}', "version 7")):
         path = tmp_path / "c.json"
         path.write_text(text)
-        result = CliRunner().invoke(cli, ["score", str(write_jsonl([SAMPLE])), "-m", "context_recall", "--calibration", str(path)])
+        result = CliRunner().invoke(cli, ["score", str(write_jsonl([SAMPLE])), "-m", "context_recall", "--no-verifier", "--calibration", str(path)])
         assert result.exit_code == EXIT_USAGE and expected in result.stderr
 
 
@@ -69,7 +69,7 @@ def test_calibrate_fits_writes_and_score_uses_the_file(small_model_path, write_j
     assert set(document["tables"]["relevance"]["weights"]) == set(relevance.FEATURES)
 
     data, out = write_jsonl([SAMPLE]), tmp_path / "out.jsonl"
-    args = ["score", str(data), "-m", "context_recall", "--model", str(small_model_path), "--calibration", str(written), "-o", str(out), "--no-timing", "-q"]
+    args = ["score", str(data), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path), "--calibration", str(written), "-o", str(out), "--no-timing", "-q"]
     assert CliRunner().invoke(cli, args).exit_code == 0
     header = json.loads(out.read_text().splitlines()[0])
     assert header["run"]["judge"]["calibration_file"]["path"] == str(written)

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
@@ -38,7 +38,7 @@ from localeval.judge.prompts import (
 )
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption, shorten
 from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric, rubric_validator
+from localeval.rubric import Rubric, rubric_turns_verifier_off, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import Verifier, load_verifier
@@ -81,6 +81,13 @@ class Claims(BaseModel):
 
 class RecallParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
+        """A rubric replaces the judge's task, which the verifier does not read: a rubric turns
+        the verifier off unless `verifier` is set, and with `verifier` true it is refused."""
+        return rubric_turns_verifier_off(data)
 
     statements: Literal["sentences", "claims"] = Field(
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
