@@ -42,13 +42,14 @@ TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "pl
 class Scorer:
     """The two judge metrics with default options (or verifier off), and the judge they need then."""
 
-    def __init__(self, verifier: bool, model: str | None) -> None:
-        options = {} if verifier else {"verifier": False}
+    def __init__(self, verifier: bool, model: str | None, second_opinion: float = 0.0) -> None:
+        options: dict[str, Any] = {} if verifier else {"verifier": False}
         self.relevance = create_metric("context_relevance", options)
-        self.recall = create_metric("context_recall", options)
+        self.recall = create_metric("context_recall", {**options, **({"second_opinion": second_opinion} if second_opinion else {})})
         self.judge = None
         self.seconds: dict[str, list[float]] = {}
-        if not verifier:
+        self.judge_seconds: dict[str, list[float]] = {}
+        if self.relevance.uses_judge() or self.recall.uses_judge():
             from judge_cache import CachedJudge
 
             from localeval.judge import load_judge
@@ -57,18 +58,22 @@ class Scorer:
             path, name = resolve_model(model or DEFAULT_MODEL)
             self.judge = CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), CATALOG[name].calibration if name else {})
 
-    def select(self, question: str, contexts: list[str], cost: str | None = None) -> dict[str, Any]:
-        started = time.perf_counter()
-        details = self.relevance.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], self.judge)[0].details
+    def _timed(self, cost: str | None, started: float, judged: float) -> None:
+        """Seconds per sample, and the judge's share of them (cached answers count as they first cost)."""
         if cost:
             self.seconds.setdefault(cost, []).append(time.perf_counter() - started)
+            self.judge_seconds.setdefault(cost, []).append((self.judge.seconds if self.judge is not None else 0.0) - judged)
+
+    def select(self, question: str, contexts: list[str], cost: str | None = None) -> dict[str, Any]:
+        started, judged = time.perf_counter(), self.judge.seconds if self.judge is not None else 0.0
+        details = self.relevance.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], self.judge)[0].details
+        self._timed(cost, started, judged)
         return details
 
     def verdicts(self, sample: Sample, statements: Sequence[str], cost: str | None = None) -> list[dict[str, Any]]:
-        started = time.perf_counter()
+        started, judged = time.perf_counter(), self.judge.seconds if self.judge is not None else 0.0
         verdicts = self.recall.score_statements(sample, statements, self.judge).details["statements"]
-        if cost:
-            self.seconds.setdefault(cost, []).append(time.perf_counter() - started)
+        self._timed(cost, started, judged)
         return verdicts
 
 
@@ -175,12 +180,14 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
     parser.add_argument("--no-verifier", action="store_true", help="score the judge-and-features rule instead (needs the judge; answers cached)")
-    parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
+    parser.add_argument("--second-opinion", type=float, default=0.0, help="context_recall's second_opinion band (the judge reads where the verifier is unsure)")
+    parser.add_argument("--model", help="the judge for --no-verifier or --second-opinion (default: the catalog's default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
-    scorer = Scorer(not args.no_verifier, args.model)
+    scorer = Scorer(not args.no_verifier, args.model, args.second_opinion)
     tasks = args.task.split(",")
-    report: dict[str, Any] = {"design": "judge rule" if args.no_verifier else "verifier", "limit": args.limit, "shift": args.shift}
+    design = "judge rule" if args.no_verifier else f"verifier, judge's second opinion within {args.second_opinion}" if args.second_opinion else "verifier"
+    report: dict[str, Any] = {"design": design, "limit": args.limit, "shift": args.shift}
     if "relevance" in tasks:
         report["relevance"] = relevance(scorer, args.limit, args.shift)
     if "squad" in tasks:
@@ -193,6 +200,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     if "unanswerable" in tasks:
         report["unanswerable"] = unanswerable(scorer)
     report["seconds per sample"] = {k: statistics.fmean(v) for k, v in scorer.seconds.items()}
+    report["judge seconds per sample"] = {k: statistics.fmean(v) for k, v in scorer.judge_seconds.items()}
     if scorer.judge is not None:
         scorer.judge.close()
     for section, content in report.items():

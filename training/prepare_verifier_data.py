@@ -82,6 +82,37 @@ def hotpotqa(folder: Path, rng: random.Random) -> Iterator[dict[str, Any]]:
                     yield _row("relevance", record["question"], sentence, paragraph, int((titles[p], index) in facts), "hotpotqa", qid)
 
 
+def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
+    """The validation split's HotpotQA questions as whole samples in the shapes the benchmarks use
+    (10 paragraphs, the gold ones and a distractor, each gold one alone, the distractors alone):
+    what tune_cut.py chooses the relevance cut on. Gold units are pysbd sentences of the
+    contexts that match a supporting fact."""
+    from localeval.text import split_sentences
+
+    reserved = {line.strip() for line in open(SHARED / "reserved_hotpotqa_ids.txt", encoding="utf-8") if line.strip() and not line.startswith("#")}
+    dev = {row["id"] for row in _jsonl(SHARED / "relevance_dev.jsonl")}
+    seen: set[str] = set()
+    for name in ("train", "dev", "test"):
+        for record in _jsonl(folder / f"{name}.jsonl"):
+            qid = record["id"]
+            if qid in reserved or qid in dev or qid in seen or not _validation("hotpotqa", qid):
+                continue
+            seen.add(qid)
+            titles, paragraphs = record["context"]["title"], record["context"]["sentences"]
+            facts = set(zip(record["supporting_facts"]["title"], record["supporting_facts"]["sent_id"]))
+            gold_text = [paragraphs[i][n].strip() for i, t in enumerate(titles) for ft, n in facts if t == ft and n < len(paragraphs[i])]
+            contexts = [" ".join(s.strip() for s in sentences if s.strip()) for sentences in paragraphs]
+            gold = [i for i, t in enumerate(titles) if any(t == ft for ft, _ in facts)]
+            others = [i for i in range(len(titles)) if i not in gold]
+            shapes = {"10": [list(range(len(titles)))], "3": [sorted([*gold, others[0]])], "1": [[i] for i in gold], "10 without gold": [others], "1 without gold": [others[:1]]}
+            for shape, variants in shapes.items():
+                for chosen in variants:
+                    units = [u for i in chosen for u in split_sentences(contexts[i])]
+                    answerable = "without" not in shape
+                    required = [k for k, u in enumerate(units) if answerable and any(u == g or (len(u) > 20 and u in g) or (len(g) > 20 and g in u) for g in gold_text)]
+                    yield {"source": "hotpotqa", "group": qid, "shape": shape, "question": record["question"], "contexts": [contexts[i] for i in chosen], "required": required}
+
+
 def squad(path: Path) -> Iterator[dict[str, Any]]:
     from localeval.text import split_sentences
 
@@ -129,6 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--external", type=Path, required=True, help="folder with hotpotqa/, squad2/, vitaminc_real/, vitaminc_synthetic/, fever_symmetric/, fever_adversarial/, wice/ (training/DATA.md)")
     parser.add_argument("--out", type=Path, default=ROOT / "training" / ".cache" / "rows.jsonl")
+    parser.add_argument("--samples", type=Path, default=ROOT / "training" / ".cache" / "validation_samples.jsonl", help="the validation questions as whole samples (tune_cut.py)")
     args = parser.parse_args()
     ext: Path = args.external
     rng = random.Random(SEED)
@@ -151,6 +183,10 @@ def main() -> None:
     for (source, split, label), n in sorted(counts.items()):
         print(f"{source:22} {split:10} label {label}: {n}")
     print(f"{sum(counts.values())} rows -> {args.out}")
+    samples = list(hotpotqa_validation_samples(ext / "hotpotqa"))
+    with open(args.samples, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(sample, ensure_ascii=False) + "\n" for sample in samples)
+    print(f"{len(samples)} validation samples ({len({s['group'] for s in samples})} questions) -> {args.samples}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import sys
 import time
 from collections import defaultdict
@@ -350,7 +351,12 @@ def main() -> None:
     exported = model.export()
     args.out.write_bytes(write_tensors(exported, metadata))
     write_reference(exported, base, tokenizer, args.reference)
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB, SHA-256 {hashlib.sha256(args.out.read_bytes()).hexdigest()})")
+    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB, SHA-256 {digest})")
+    if args.out.resolve() == (ROOT / "localeval" / "verifier" / "verifier.safetensors").resolve():
+        init = ROOT / "localeval" / "verifier" / "__init__.py"
+        init.write_text(re.sub(r'SHIPPED_SHA256 = "[0-9a-f]{64}"', f'SHIPPED_SHA256 = "{digest}"', init.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"wrote its SHA-256 into {init}; next: python training/tune_cut.py")
 
 
 if __name__ == "__main__":
