@@ -195,7 +195,11 @@ def score_command(
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
-    if (settings.model or settings.judge_url) and not quiet and not any(m.uses_judge() for m in build_metrics(settings)):
+    judged = any(m.uses_judge() for m in build_metrics(settings))
+    if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
+        # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
+        click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)
+    if (settings.model or settings.judge_url) and not quiet and not judged:
         click.echo("localeval: no selected metric decides with the judge (the trained verifier decides context_relevance and context_recall), so the judge named is not loaded; add --no-verifier to judge with it", err=True)
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
     bar: list[Progress] = []
@@ -248,6 +252,8 @@ def report_command(results_path: Path, output: str, title: str) -> None:
     Lines that are not localeval results are reported (file, line, field) and left
     out; the page shows every other line, and the exit code is then 2."""
     refuse_overlaps({"RESULTS": str(results_path)}, {"-o": output})
+    if not results_path.is_file():  # a pipe or /dev/stdin: it is read twice (metric names, then rows), and a pipe gives its lines once
+        raise ConfigError(f"{results_path} is not a regular file: `report` reads a results file twice; save it to a file first")
     problems: list[InputError] = []
     names = _metric_names(results_path, problems.append)
     if len(names) > MAX_REPORT_METRICS:  # every metric is a column of every row and a chart: bound the page's width too
@@ -279,7 +285,7 @@ def metrics_command(as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        judge = " (judge)" if row["needs_judge"] else ""
+        judge = " (judge)" if row["judge_by_default"] else " (verifier; judge optional)" if row["needs_judge"] else ""
         click.echo(f"{row['name']}{judge}: {row['description']}")
         click.echo(f"  requires: {', '.join(row['required_fields'])}")
         for key, opt in row["options"].items():

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic_core import from_json
 
 from localeval.errors import InputError
 from localeval.io import MAX_LINE_BYTES, bounded_lines
@@ -160,7 +161,9 @@ def parse_line(text: str | bytes, path: str, number: int) -> ResultRow | RunHead
     if len(text) > MAX_LINE_BYTES:  # a line from somewhere else than bounded_lines
         raise InputError(path, number, None, f"longer than {MAX_LINE_BYTES >> 20} MiB: not a localeval result")
     try:
-        data = json.loads(text)
+        # pydantic's parser, as the input reader uses: it refuses what no report can write (an
+        # unpaired surrogate from a "\ud800" escape), numbers too long and nesting too deep.
+        data = from_json(text)
     except (ValueError, RecursionError, UnicodeDecodeError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
         raise InputError(path, number, None, f"not a localeval result: invalid JSON ({reason})") from None

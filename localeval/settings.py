@@ -88,7 +88,7 @@ def _read_config(path: Path, table: tuple[str, ...]) -> tuple[dict[str, Any], di
     """The table's contents and where they came from, or None when the file has no such table."""
     raw = read_small_file(path, MAX_CONFIG_BYTES, "config file")
     try:
-        data: Any = tomllib.loads(raw.decode("utf-8"))
+        data: Any = tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))  # a BOM, as Windows editors write
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -130,7 +130,31 @@ def find_config(input_path: str, explicit: str | None = None) -> tuple[dict[str,
         FileSettings.model_validate(data)
     except ValidationError as exc:
         raise _first_problem(exc, describe_source(source)) from None
-    return data, source
+    return _relative_to(data, Path(source["file"]).resolve().parent), source
+
+
+PATH_KEYS = ("output", "summary_json", "junit_xml", "markdown", "calibration")
+PATH_OPTIONS = ("rubric",)  # metric options that name a file
+
+
+def _relative_to(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A config's relative paths resolved against the config file's folder, as a reader of the
+    file expects (not against wherever the command was started). `model` is a path only when
+    such a file exists there: otherwise it is a catalog name."""
+    data = dict(data)
+    for key in PATH_KEYS:
+        if isinstance(data.get(key), str) and data[key] not in ("", "-") and not Path(data[key]).is_absolute():
+            data[key] = str(folder / data[key])
+    model = data.get("model")
+    if isinstance(model, str) and not Path(model).is_absolute() and (folder / model).is_file():
+        data["model"] = str(folder / model)
+    if isinstance(data.get("options"), dict):
+        data["options"] = {
+            metric: {k: str(folder / v) if k in PATH_OPTIONS and isinstance(v, str) and v and not Path(v).is_absolute() else v for k, v in options.items()}
+            if isinstance(options, dict) else options
+            for metric, options in data["options"].items()
+        }
+    return data
 
 
 def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -51,6 +51,7 @@ def list_metrics() -> list[dict[str, Any]]:
                 "description": cls.description,
                 "required_fields": list(cls.required_fields),
                 "needs_judge": cls.needs_judge,
+                "judge_by_default": cls().uses_judge(),
                 "options": options,
             }
         )

@@ -1,0 +1,88 @@
+"""Issue 37's fourth hardening pass: calibrations that cannot lie, reports that refuse what they
+cannot write, configs that say where data goes and read as their author meant."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localeval.calibration import LogisticModel
+from localeval.cli import cli
+from localeval.errors import ConfigError
+from localeval.provenance import resume_differences
+
+ROOT = Path(__file__).resolve().parents[1]
+FEATURES = ("judge", "missing")
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308, 1001.0, "0.5", True, None, float("nan")])
+def test_a_calibration_coefficient_out_of_bounds_or_not_a_number_is_refused(value):
+    with pytest.raises(ConfigError, match="calibration 'x'"):
+        LogisticModel.from_table({"intercept": 0.0, "weights": {"judge": value, "missing": 0.0}}, "calibration 'x'", FEATURES)
+    with pytest.raises(ConfigError, match="calibration 'x'"):
+        LogisticModel.from_table({"intercept": value, "weights": {"judge": 1.0, "missing": 0.0}}, "calibration 'x'", FEATURES)
+
+
+def test_the_largest_allowed_weights_still_give_a_probability():
+    model = LogisticModel.from_table({"intercept": 1000, "weights": {"judge": 1000, "missing": -1000}}, "c", FEATURES)
+    assert model.probability({"judge": -1e6, "missing": 1e6}) == pytest.approx(0.0, abs=1e-12)
+
+
+def _results(tmp_path: Path) -> Path:
+    data = tmp_path / "samples.jsonl"
+    shutil.copy(ROOT / "examples" / "rag_samples.jsonl", data)
+    out = tmp_path / "out.jsonl"
+    assert CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "-o", str(out), "-q"]).exit_code == 0
+    return out
+
+
+def test_a_results_line_with_a_lone_surrogate_is_refused_by_number_and_the_rest_reported(tmp_path):
+    out = _results(tmp_path)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"id": "insulin"', '"id": "\\ud800"')
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["report", str(out), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and ":3:" in result.output and "Traceback" not in result.output
+    assert "eiffel" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_report_refuses_a_file_it_cannot_read_twice(tmp_path):
+    result = CliRunner().invoke(cli, ["report", "/dev/stdin", "-o", str(tmp_path / "r.html")], input=_results(tmp_path).read_text())
+    assert result.exit_code == 2 and "not a regular file" in result.output
+
+
+def test_a_config_with_a_bom_is_read_and_its_relative_paths_are_its_own(tmp_path, monkeypatch):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    shutil.copy(ROOT / "examples" / "rag_samples.jsonl", data_dir / "samples.jsonl")
+    (data_dir / "rubric.txt").write_text("{document} / {statement}: Yes or No?", encoding="utf-8")
+    (data_dir / "localeval.toml").write_bytes(b'\xef\xbb\xbfmetrics = ["id_context_recall", "context_recall"]\n[options.context_recall]\nrubric = "rubric.txt"\n')
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    from localeval.settings import build_settings
+
+    settings = build_settings({"input": str(data_dir / "samples.jsonl")})
+    assert settings.options["context_recall"]["rubric"] == str(data_dir / "rubric.txt")
+
+
+def test_a_configs_judge_server_is_announced_even_with_quiet(tmp_path):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    shutil.copy(ROOT / "examples" / "rag_samples.jsonl", data_dir / "samples.jsonl")
+    (data_dir / "localeval.toml").write_text('judge_url = "http://127.0.0.1:9/v1"\nmodel = "smollm2-135m"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["score", str(data_dir / "samples.jsonl"), "-m", "context_recall", "--no-verifier", "-q"])
+    assert "sends the samples to the judge server at http://127.0.0.1:9/v1" in result.output
+    quiet = CliRunner().invoke(cli, ["score", str(data_dir / "samples.jsonl"), "-m", "context_recall", "-q"])
+    assert "sends the samples" not in quiet.output  # the verifier decides: nothing goes to the server
+
+
+def test_a_resume_names_the_differing_key_with_both_values_and_ignores_speed_settings():
+    before = {"input": {"sha256": "x"}, "metrics": {"m": {"threshold": 0.5, "long": "a" * 200}}, "judge": {"file": "f", "n_threads": 2, "concurrency": 4}}
+    now = json.loads(json.dumps(before))
+    now["judge"]["concurrency"], now["judge"]["n_threads"] = 1, 8
+    assert resume_differences(before, now) == []
+    now["metrics"]["m"]["threshold"] = 0.6
+    assert resume_differences(before, now) == ["metrics.m.threshold: 0.5 then, 0.6 now"]
