@@ -13,47 +13,59 @@ The public API; importing it loads no model and does no work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from localeval.errors import ConfigError, InputError, Interrupted, JudgeError, LocalevalError, ModelError
-from localeval.judge import Judge, load_judge
-from localeval.metrics import Score, create_metric, list_metrics
-from localeval.pipeline import RunOutcome, score_file
-from localeval.results import ResultRow
-from localeval.runner import MetricLike, SampleLike, resolve_metrics, score
-from localeval.samples import Sample, parse_sample
-from localeval.settings import RunSettings, build_settings
-from localeval.summary import Summary
+if TYPE_CHECKING:
+    from localeval.api import Evaluation, evaluate
+    from localeval.errors import ConfigError, InputError, Interrupted, JudgeError, LocalevalError, ModelError
+    from localeval.judge import Judge, load_judge
+    from localeval.metrics import Score, create_metric, list_metrics
+    from localeval.pipeline import RunOutcome, score_file
+    from localeval.results import ResultRow
+    from localeval.runner import score
+    from localeval.samples import Sample, parse_sample
+    from localeval.settings import RunSettings, build_settings
+    from localeval.summary import Summary
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
+
+# Each public name and the module that defines it, imported on first use: `import localeval` (and
+# the console script's first frame, localeval.entry) loads none of the dependencies, so a broken
+# one is reported by the command as one line, and `localeval --version` starts fast.
+_EXPORTS = {
+    "ConfigError": "localeval.errors",
+    "InputError": "localeval.errors",
+    "Interrupted": "localeval.errors",
+    "JudgeError": "localeval.errors",
+    "LocalevalError": "localeval.errors",
+    "ModelError": "localeval.errors",
+    "Judge": "localeval.judge",
+    "load_judge": "localeval.judge",
+    "Score": "localeval.metrics",
+    "create_metric": "localeval.metrics",
+    "list_metrics": "localeval.metrics",
+    "RunOutcome": "localeval.pipeline",
+    "score_file": "localeval.pipeline",
+    "ResultRow": "localeval.results",
+    "score": "localeval.runner",
+    "Sample": "localeval.samples",
+    "parse_sample": "localeval.samples",
+    "RunSettings": "localeval.settings",
+    "build_settings": "localeval.settings",
+    "Summary": "localeval.summary",
+    "Evaluation": "localeval.api",
+    "evaluate": "localeval.api",
+}
 
 
-@dataclass
-class Evaluation:
-    """Per-sample results (results-file dicts, in input order) and the summary."""
-
-    results: list[dict[str, Any]]
-    summary: dict[str, Any]
-
-
-def evaluate(
-    samples: Iterable[SampleLike],
-    metrics: Iterable[MetricLike],
-    *,
-    judge: Judge | None = None,
-    thresholds: Mapping[str, float] | None = None,
-) -> Evaluation:
-    """Score samples in memory and summarise them; `score` is the streaming form, and
-    `score_file` does what `localeval score` does, from a file to a results file."""
-    selected = resolve_metrics(metrics)
-    summary = Summary([m.name for m in selected], thresholds)
-    results = []
-    for row in score(samples, selected, judge=judge):
-        summary.add(row)
-        results.append(row.to_dict())
-    return Evaluation(results, summary.to_dict())
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

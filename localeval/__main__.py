@@ -1,5 +1,5 @@
 """`python -m localeval` is the `localeval` command."""
 
-from localeval.cli import main
+from localeval.entry import main
 
 main()

@@ -86,3 +86,12 @@ def test_a_resume_names_the_differing_key_with_both_values_and_ignores_speed_set
     assert resume_differences(before, now) == []
     now["metrics"]["m"]["threshold"] = 0.6
     assert resume_differences(before, now) == ["metrics.m.threshold: 0.5 then, 0.6 now"]
+
+
+def test_a_broken_dependency_exits_three_with_one_line_never_one():
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['rapidfuzz'] = None; sys.argv = ['localeval', '--version']; from localeval.entry import main; main()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 3 and "cannot start" in done.stderr and "Traceback" not in done.stderr

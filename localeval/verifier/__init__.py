@@ -20,10 +20,12 @@ from importlib import resources
 from pathlib import Path
 
 from localeval.errors import ConfigError
-from localeval.verifier.encoder import TASKS, Encoder
-from localeval.verifier.pairs import pack
-from localeval.verifier.tensors import TensorFileError, read_tensors
+from localeval.verifier.pairs import TASKS, pack
 from localeval.verifier.wordpiece import WordPiece
+
+# numpy (encoder.py, tensors.py) is imported when a verifier is loaded, not with the metrics: a
+# run of the string metrics alone does not pay for it, and a machine that cannot load numpy fails
+# only where the verifier is needed.
 
 FILE_NAME = "verifier.safetensors"
 # The shipped file's SHA-256: a retrain changes both (training/train_verifier.py prints it).
@@ -51,6 +53,9 @@ class Verifier:
     """Scores pairs for one task at a time; deterministic (same inputs, same scores)."""
 
     def __init__(self, path: str, data: bytes) -> None:
+        from localeval.verifier.encoder import Encoder
+        from localeval.verifier.tensors import TensorFileError, read_tensors
+
         try:
             tensors, metadata = read_tensors(data)
         except TensorFileError as exc:

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from localeval.verifier.pairs import TASKS
+
 LAYER_NORM_EPS = 1e-12
-TASKS = ("relevance", "attribution")  # the head's logits, in this order
+__all__ = ["LAYER_NORM_EPS", "TASKS", "Encoder"]
 
 Array = NDArray[np.floating[Any]]
 

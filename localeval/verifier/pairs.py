@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from localeval.verifier.wordpiece import WordPiece
 
+TASKS = ("relevance", "attribution")  # the verifier's logits, in this order
 FIRST_TOKENS = 64  # a question or statement longer than this is cut
 SENTENCE_TOKENS = 96  # a relevance unit longer than this is cut (the paragraph needs room)
 
