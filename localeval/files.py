@@ -139,9 +139,12 @@ def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
         except OSError as error:
             raise _cannot(what, path, error) from None
         return
+    held = _refuse_if_locked(target, path)
     try:
         descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
+        if held is not None:
+            os.close(held)
         raise _cannot(what, path, error) from None
     try:
         os.chmod(temporary, _new_file_mode())
@@ -151,8 +154,31 @@ def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
     except OSError as error:
         raise _cannot(what, path, error) from None
     finally:
+        if held is not None:
+            os.close(held)
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _refuse_if_locked(target: Path, path: str) -> int | None:
+    """A descriptor holding the lock a running localeval holds on its results file, taken on the
+    file at `target` (None when there is none): a report must not be renamed over a results file
+    that another run is still writing, whose rows would then go to an unlinked file."""
+    if fcntl is None or not target.is_file():
+        return None
+    try:
+        descriptor = os.open(target, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise ConfigError(f"{path} is being written by a running localeval (it holds a lock on the file); choose another output") from None
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor
 
 
 def _new_file_mode() -> int:

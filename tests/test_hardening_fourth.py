@@ -95,3 +95,19 @@ def test_a_broken_dependency_exits_three_with_one_line_never_one():
     code = "import sys; sys.modules['rapidfuzz'] = None; sys.argv = ['localeval', '--version']; from localeval.entry import main; main()"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 3 and "cannot start" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_report_is_never_renamed_over_a_results_file_a_run_is_writing(tmp_path):
+    from localeval.files import atomic_text, locked_for_writing
+
+    results = tmp_path / "out.jsonl"
+    with locked_for_writing(str(results)) as handle:
+        handle.write(b"rows\n")
+        handle.flush()
+        with pytest.raises(ConfigError, match="being written by a running localeval"):
+            with atomic_text(str(results), "--markdown") as out:
+                out.write("report")
+        assert results.read_bytes() == b"rows\n"
+    with atomic_text(str(results), "--markdown") as out:  # once the run is over, it is a file like any other
+        out.write("report")
+    assert results.read_text() == "report"
