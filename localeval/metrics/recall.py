@@ -140,9 +140,20 @@ def _examples_tokens(judge: Judge, rubric: Rubric | None) -> int:
     return sum(judge.count_tokens(message["content"]) + MESSAGE_MARKERS for message in examples)
 
 
-def _chunk_coverage(evidence: StatementEvidence, chunk: range) -> float:
-    """Share of the statement's words in the chunk's best sentence: what ranks chunks."""
-    return max((m.coverage for m in evidence.matches if m.index in chunk), default=0.0)
+class _Coverage:
+    """Share of a statement's words in each context sentence (0 for a sentence with none), so a
+    chunk's best sentence is found by looking at its own sentences: linear in the context, where
+    scanning every match for every chunk grew with its square."""
+
+    def __init__(self, evidence: StatementEvidence, sentences: int) -> None:
+        self.by_sentence = [0.0] * sentences
+        for match in evidence.matches:
+            if 0 <= match.index < sentences:
+                self.by_sentence[match.index] = max(self.by_sentence[match.index], match.coverage)
+
+    def best_in(self, chunk: range) -> float:
+        """Share of the statement's words in the chunk's best sentence: what ranks chunks."""
+        return max((self.by_sentence[i] for i in chunk), default=0.0)
 
 
 def _windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
@@ -168,7 +179,8 @@ def _verified(verifier: Verifier, statements: Sequence[str], sentences: Sequence
     owners: list[tuple[int, range | None]] = []
     for number, (statement, found) in enumerate(zip(statements, evidence)):
         windows = _windows(sentences, lengths, budget - len(verifier.tokenizer.encode(statement)) - 3)
-        best: list[range | None] = [*sorted(windows, key=lambda w: (-_chunk_coverage(found, w), w.start))[:WINDOWS]]
+        coverage = _Coverage(found, len(sentences))
+        best: list[range | None] = [*sorted(windows, key=lambda w: (-coverage.best_in(w), w.start))[:WINDOWS]]
         for window in best or [None]:
             pairs.append((statement, " ".join(sentences[i] for i in window) if window else "", ""))
             owners.append((number, window))
@@ -236,8 +248,9 @@ class ContextRecall(Metric[RecallParams]):
             raise JudgeError(f"the instructions, worked examples, question and longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
         chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room)
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
+        coverage = [_Coverage(found, len(sentences)) for found in evidence]
         wanted = [
-            sorted(range(len(chunks)), key=lambda c: (-_chunk_coverage(found, chunks[c]), c))[: params.chunks] for found in evidence
+            sorted(range(len(chunks)), key=lambda c: (-found.best_in(chunks[c]), c))[: params.chunks] for found in coverage
         ]
         log_odds: list[dict[int, float]] = [{} for _ in statements]
         # Round r reads each statement's r-th best chunk, only for statements the judge has not
@@ -250,7 +263,7 @@ class ContextRecall(Metric[RecallParams]):
             pending = [
                 n for n in range(len(statements))
                 if round_ < len(wanted[n]) and max(log_odds[n].values(), default=-math.inf) < SUPPORTED_GATE
-                and (round_ == 0 or _chunk_coverage(evidence[n], chunks[wanted[n][round_]]) >= NEXT_CHUNK_COVERAGE)
+                and (round_ == 0 or coverage[n].best_in(chunks[wanted[n][round_]]) >= NEXT_CHUNK_COVERAGE)
             ]
             for chunk_index in sorted({wanted[n][round_] for n in pending}):
                 document = " ".join(sentences[i] for i in chunks[chunk_index])
