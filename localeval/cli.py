@@ -26,7 +26,7 @@ from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAG
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
 from localeval.judge import load_judge
-from localeval.metrics import list_metrics
+from localeval.metrics import PLUGIN_ERRORS, list_metrics
 from localeval.pipeline import build_metrics, score_file
 from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
@@ -281,6 +281,8 @@ def report_command(results_path: Path, output: str, title: str) -> None:
 def metrics_command(as_json: bool) -> None:
     """List the metrics with their required fields and options."""
     rows = list_metrics()
+    for name, reason in PLUGIN_ERRORS.items():
+        click.echo(f"localeval: metric '{name}' from an installed package could not be loaded: {reason}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

@@ -67,7 +67,7 @@ def _default(value: Any) -> str:
 
 def metric_options() -> str:
     rows = ["| option | type | default | what it does |", "|---|---|---|---|"]
-    for metric in list_metrics():
+    for metric in list_metrics(builtin_only=True):
         for key, option in metric["options"].items():
             rows.append(f"| `{metric['name']}.{key}` | {option['type']} | {_default(option['default'])} | {option['description']} |")
     return "\n".join(rows)

@@ -1,8 +1,17 @@
-"""The metric registry: names, their options, and building a metric from strings."""
+"""The metric registry: names, their options, and building a metric from strings.
+
+The four built-in metrics, then any metric another installed package declares under the
+entry-point group `localeval.metrics` (`my_metric = my_package.module:MyMetric`, a Metric
+subclass), or that code registers with `register_metric`. A registered metric is a metric like
+the built-ins: `-m NAME`, options in the config file, thresholds, reports and the summary. A
+package whose entry point cannot be loaded is left out, and the reason is kept in
+PLUGIN_ERRORS (`localeval metrics` prints it; `-m NAME` for it says it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import ValidationError
@@ -14,11 +23,44 @@ from localeval.metrics.recall import ContextRecall
 from localeval.metrics.relevance import ContextRelevance
 from localeval.metrics.string_recall import NonLlmContextRecall
 
+ENTRY_POINT_GROUP = "localeval.metrics"
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # Registry order is the default scoring order: the judge metrics of a sample run
 # back to back so the second reuses the first one's cached context prefix.
-REGISTRY: dict[str, type[Metric[Any]]] = {
-    m.name: m for m in (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
-}
+BUILTIN: tuple[type[Metric[Any]], ...] = (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
+REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
+PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
+
+
+def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
+    """Add a metric class to the registry (usable as a class decorator). It must be a Metric
+    subclass with a lower-case name of its own, a description, its required sample fields, and
+    options and details models; a name already taken by another class is refused."""
+    if not (isinstance(cls, type) and issubclass(cls, Metric)):
+        raise ConfigError(f"{cls!r} is not a localeval Metric subclass")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ConfigError(f"{cls.__qualname__}: a metric's name must be lower-case letters, digits and underscores (got {name!r})")
+    if name in REGISTRY and REGISTRY[name] is not cls:
+        raise ConfigError(f"{cls.__qualname__}: the metric name '{name}' is taken by {REGISTRY[name].__module__}.{REGISTRY[name].__qualname__}")
+    from localeval.samples import Sample
+
+    fields = getattr(cls, "required_fields", None)
+    if not isinstance(fields, tuple) or not all(isinstance(f, str) and f in Sample.model_fields for f in fields):
+        raise ConfigError(f"{cls.__qualname__}: required_fields must be a tuple of sample fields ({', '.join(Sample.model_fields)})")
+    if not isinstance(getattr(cls, "description", None), str):
+        raise ConfigError(f"{cls.__qualname__}: a metric needs a description")
+    REGISTRY[name] = cls
+    return cls
+
+
+def _load_plugins() -> None:
+    """Register every metric installed packages declare; a broken one is left out with its reason."""
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register_metric(entry.load())
+        except Exception as error:  # noqa: BLE001 - a third-party package may raise anything while loading
+            PLUGIN_ERRORS[entry.name] = f"{entry.value}: {type(error).__name__}: {error}"
 
 
 def _type_name(annotation: Any) -> str:
@@ -32,11 +74,12 @@ def _type_name(annotation: Any) -> str:
     return str(getattr(annotation, "OPTION_TYPE", None) or getattr(annotation, "__name__", annotation))
 
 
-def list_metrics() -> list[dict[str, Any]]:
-    """Every metric with its required fields and options, for `localeval metrics` and docs."""
+def list_metrics(builtin_only: bool = False) -> list[dict[str, Any]]:
+    """Every metric with its required fields and options, for `localeval metrics` and docs
+    (`builtin_only`: localeval's own, for its README)."""
     rows = []
-    for name in REGISTRY:
-        cls = REGISTRY[name]
+    for cls in BUILTIN if builtin_only else REGISTRY.values():
+        name = cls.name
         options = {
             key: {
                 "default": info.default,
@@ -62,6 +105,8 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
     """Build a metric by name with validated options (strings such as "0.7" are converted)."""
     if name not in REGISTRY:
         known = ", ".join(sorted(REGISTRY))
+        if name in PLUGIN_ERRORS:
+            raise ConfigError(f"metric '{name}' is installed but could not be loaded ({PLUGIN_ERRORS[name]}); known metrics: {known}")
         raise ConfigError(f"unknown metric '{name}'; known metrics: {known}")
     cls = REGISTRY[name]
     try:
@@ -73,4 +118,6 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
     return cls(params)
 
 
-__all__ = ["Metric", "Score", "REGISTRY", "create_metric", "list_metrics"]
+_load_plugins()
+
+__all__ = ["BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "create_metric", "list_metrics", "register_metric"]

@@ -1,0 +1,95 @@
+"""A metric from another installed package: declared under the `localeval.metrics` entry-point
+group, it is scored, gated, summarised and reported like the built-ins, with no edit to
+localeval. The package is installed for real (a module and its .dist-info on the path of a
+subprocess, as pip lays them out), and the CLI runs in that subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PLUGIN = '''
+from pydantic import BaseModel, ConfigDict, Field
+
+from localeval.metrics.base import Metric, Score
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    words: int = Field(10, ge=1, description="words that make a full answer")
+
+
+class AnswerWords(Metric[Params]):
+    name = "answer_words"
+    description = "How long the reference is, in words, against a target."
+    required_fields = ("reference",)
+    Params = Params
+
+    def score_batch(self, samples, judge):
+        return [Score(value=min(1.0, len(s.reference.split()) / self.params.words), details={"words": len(s.reference.split())}) for s in samples]
+
+    @classmethod
+    def explain(cls, details):
+        return f"{details.words} words"
+'''
+
+
+def _install(site: Path, module: str, source: str, entry: str) -> None:
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    info = site / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[localeval.metrics]\n{entry}\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+
+
+def _localeval(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+def test_an_installed_metric_is_scored_gated_and_reported_like_the_built_ins(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "tiny_metric", PLUGIN, "answer_words = tiny_metric:AnswerWords")
+    _install(site, "broken_metric", "raise ImportError('a dependency is missing')\n", "broken = broken_metric:Nope")
+    data = tmp_path / "samples.jsonl"
+    data.write_text("\n".join(json.dumps({"id": i, "reference": text}) for i, text in enumerate(["one two three", "a b c d e f g h i j k"])) + "\n", encoding="utf-8")
+
+    listed = _localeval(site, "metrics", cwd=tmp_path)
+    assert listed.returncode == 0 and "answer_words: How long the reference is" in listed.stdout
+    assert "metric 'broken' from an installed package could not be loaded" in listed.stderr and "a dependency is missing" in listed.stderr
+
+    run = _localeval(site, "score", str(data), "-m", "answer_words", "--option", "answer_words.words=5", "-t", "answer_words=0.9",
+                     "-o", str(tmp_path / "out.jsonl"), "--markdown", str(tmp_path / "summary.md"), "--summary-json", str(tmp_path / "summary.json"), cwd=tmp_path)
+    assert run.returncode == 1, run.stderr  # the first sample is below the gate
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()][1:]
+    assert [r["scores"]["answer_words"] for r in rows] == [0.6, 1.0]
+    assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["answer_words"]["mean"] == 0.8
+    assert "3 words" in (tmp_path / "summary.md").read_text()
+
+    broken = _localeval(site, "score", str(data), "-m", "broken", cwd=tmp_path)
+    assert broken.returncode == 2 and "installed but could not be loaded" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_register_metric_refuses_what_is_no_metric_or_takes_a_name():
+    import pytest
+
+    from localeval.errors import ConfigError
+    from localeval.metrics import REGISTRY, register_metric
+    from localeval.metrics.id_recall import IdContextRecall
+
+    with pytest.raises(ConfigError, match="not a localeval Metric"):
+        register_metric(dict)  # type: ignore[arg-type]
+    clash = type("Clash", (IdContextRecall,), {})
+    with pytest.raises(ConfigError, match="taken by"):
+        register_metric(clash)
+    bad = type("Bad", (IdContextRecall,), {"name": "Bad Name"})
+    with pytest.raises(ConfigError, match="lower-case"):
+        register_metric(bad)
+    assert REGISTRY["id_context_recall"] is IdContextRecall
