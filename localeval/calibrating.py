@@ -164,6 +164,13 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
     questions, required = rows.questions, rows.required
     if len(questions) < MIN_ROWS:
         raise LocalevalError(f"relevance needs at least {MIN_ROWS} labelled questions; got {len(questions)}")
+    units = sum(len(q) for q in questions)
+    chosen = sum(len(r) for r in required)
+    if not units:
+        raise LocalevalError("relevance: none of the labelled questions has a sentence in its retrieved contexts, so there is nothing to fit")
+    if chosen in (0, units):
+        every = "no sentence is" if not chosen else "every sentence is"
+        raise LocalevalError(f"relevance: {every} labelled required in all {len(questions)} questions, so nothing tells required sentences from others; label questions of both kinds")
     names = list(relevance.FEATURES)
 
     def fitted(train: list[int]) -> Callable[[list[int]], list[set[int]]]:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from localeval.errors import LocalevalError
+
 L2 = 1.0  # ridge penalty on the weights (not the intercept): a few features, a few hundred rows
 NEWTON_STEPS = 50
 FOLDS = 10
@@ -50,7 +52,10 @@ def fit_logistic(rows: Sequence[Mapping[str, float]], labels: Sequence[int], wei
         p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
         gradient = x.T @ (w * (p - y)) + penalty @ beta
         hessian = (x * (w * p * (1 - p))[:, None]).T @ x + penalty
-        step = np.linalg.solve(hessian, gradient)
+        try:
+            step = np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:
+            raise LocalevalError("the labelled rows cannot be fitted (the features do not vary: label more varied rows)") from None
         beta -= step
         if np.abs(step).max() < 1e-9:
             break

@@ -111,3 +111,18 @@ def test_a_report_is_never_renamed_over_a_results_file_a_run_is_writing(tmp_path
     with atomic_text(str(results), "--markdown") as out:  # once the run is over, it is a file like any other
         out.write("report")
     assert results.read_text() == "report"
+
+
+def test_calibrate_says_why_nothing_can_be_fitted_instead_of_crashing():
+    from localeval.calibrating import LabelledRows, fit_relevance
+    from localeval.errors import LocalevalError
+    from localeval.fitting import fit_logistic
+    from localeval.metrics.relevance import DEFAULT_CALIBRATION
+
+    with pytest.raises(LocalevalError, match="nothing to fit"):
+        fit_relevance(LabelledRows(questions=[[] for _ in range(25)], required=[set() for _ in range(25)]), DEFAULT_CALIBRATION)
+    one_class = [[{"overlap": 0.5}] for _ in range(25)]
+    with pytest.raises(LocalevalError, match="no sentence is labelled required"):
+        fit_relevance(LabelledRows(questions=one_class, required=[set() for _ in range(25)]), DEFAULT_CALIBRATION)
+    with pytest.raises(LocalevalError, match="cannot be fitted"):
+        fit_logistic([], [], [], ["a"])
