@@ -25,6 +25,7 @@ STDIN = "-"
 MAX_LINE_BYTES = 64 << 20  # one limit for every line localeval reads (inputs, results, labels): far above any real one, far below running out of memory
 UTF8_BOM = b"\xef\xbb\xbf"  # what Windows editors put at the start of a UTF-8 file
 _READ_CHUNK = 1 << 20
+UTF16_MESSAGE = "the file is UTF-16, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8 IN > OUT, or save it as UTF-8)"
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,14 @@ def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str
             stream.close()
 
 
+def _looks_utf16(raw: bytes) -> bool:
+    """A UTF-16 byte order mark, or the NUL byte beside every ASCII character that UTF-16 text has."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    head = raw[:64]
+    return len(head) >= 8 and (head[1::2].count(0) >= len(head) // 4 or head[0::2].count(0) >= len(head) // 4)
+
+
 def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str] | None) -> Sample:
     if not field_map:
         sample = parse_sample_json(raw)
@@ -111,9 +120,13 @@ def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str]
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if _looks_utf16(raw):
+            raise InputError(name, number, None, UTF16_MESSAGE) from None
         raise InputError(name, number, None, f"not valid UTF-8 (byte {exc.start})") from None
     try:
         obj = from_json(raw)
     except ValueError as exc:
+        if _looks_utf16(raw):
+            raise InputError(name, number, None, UTF16_MESSAGE) from None
         raise InputError(name, number, None, f"invalid JSON: {exc}") from None
     return parse_sample(obj, name, number, field_map)

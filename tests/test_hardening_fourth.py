@@ -126,3 +126,11 @@ def test_calibrate_says_why_nothing_can_be_fitted_instead_of_crashing():
         fit_relevance(LabelledRows(questions=one_class, required=[set() for _ in range(25)]), DEFAULT_CALIBRATION)
     with pytest.raises(LocalevalError, match="cannot be fitted"):
         fit_logistic([], [], [], ["a"])
+
+
+def test_a_utf16_file_is_named_as_such_on_every_line(tmp_path):
+    data = tmp_path / "u16.jsonl"
+    data.write_bytes((ROOT / "examples" / "rag_samples.jsonl").read_text(encoding="utf-8").encode("utf-16"))
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "-q"])
+    assert result.exit_code == 2
+    assert result.output.count("the file is UTF-16, not UTF-8") == 4
