@@ -104,9 +104,10 @@ def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str
             stream.close()
 
 
-def _looks_utf16(raw: bytes) -> bool:
-    """A UTF-16 byte order mark, or the NUL byte beside every ASCII character that UTF-16 text has."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+def _looks_utf16(raw: bytes, number: int) -> bool:
+    """A UTF-16 byte order mark opening the file, or the NUL byte beside every ASCII character
+    that UTF-16 text has."""
+    if number == 1 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True
     head = raw[:64]
     return len(head) >= 8 and (head[1::2].count(0) >= len(head) // 4 or head[0::2].count(0) >= len(head) // 4)
@@ -120,13 +121,13 @@ def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str]
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if _looks_utf16(raw):
+        if _looks_utf16(raw, number):
             raise InputError(name, number, None, UTF16_MESSAGE) from None
         raise InputError(name, number, None, f"not valid UTF-8 (byte {exc.start})") from None
     try:
         obj = from_json(raw)
     except ValueError as exc:
-        if _looks_utf16(raw):
+        if _looks_utf16(raw, number):
             raise InputError(name, number, None, UTF16_MESSAGE) from None
         raise InputError(name, number, None, f"invalid JSON: {exc}") from None
     return parse_sample(obj, name, number, field_map)
