@@ -121,7 +121,10 @@ def _figures(labels: Sequence[int], verdicts: Sequence[Mapping[str, Any]], sourc
     return out
 
 
-def statements(scorer: Scorer, task: str, limit: int | None, shift: int) -> dict[str, Any]:
+QUESTION_FORMS = ("no question", "a real question", "a restating question")
+
+
+def statements(scorer: Scorer, task: str, limit: int | None, shift: int, question_forms: Sequence[str] = QUESTION_FORMS) -> dict[str, Any]:
     if task == "attribution":
         rows = read("attribution_dev.jsonl", limit, shift)
         out = {}
@@ -130,7 +133,7 @@ def statements(scorer: Scorer, task: str, limit: int | None, shift: int) -> dict
             "a real question": lambda r: f"Tell me about {r['wiki_title']}." if r.get("wiki_title") else "What does the abstract report?",
             "a restating question": lambda r: f"Is it true that {r['claim'].rstrip('.')}?",
         }
-        for form, question in forms.items():
+        for form, question in ((f, q) for f, q in forms.items() if f in question_forms):
             verdicts = [scorer.verdicts(Sample(user_input=question(r), retrieved_contexts=[r["context"]]), [r["claim"]], cost=f"claims ({form})")[0] for r in rows]
             out[form] = _figures([r["label"] for r in rows], verdicts, [r["source"] for r in rows])
         return out
@@ -180,6 +183,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
     parser.add_argument("--no-verifier", action="store_true", help="score the judge-and-features rule instead (needs the judge; answers cached)")
+    parser.add_argument("--forms", default=",".join(QUESTION_FORMS), help=f"the claims' question forms to score, of: {', '.join(QUESTION_FORMS)}")
     parser.add_argument("--second-opinion", type=float, default=0.0, help="context_recall's second_opinion band (the judge reads where the verifier is unsure)")
     parser.add_argument("--model", help="the judge for --no-verifier or --second-opinion (default: the catalog's default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
@@ -194,7 +198,7 @@ def main(argv: Iterable[str] | None = None) -> None:
         report["squad"] = squad(scorer, args.limit)
     for task in ("attribution", "recall", "vitaminc", "fever"):
         if task in tasks:
-            report[task] = statements(scorer, task, args.limit, args.shift)
+            report[task] = statements(scorer, task, args.limit, args.shift, args.forms.split(","))
     if "plain" in tasks:
         report["plain"] = plain(scorer)
     if "unanswerable" in tasks:

@@ -111,7 +111,7 @@ def test_relevance_selects_with_the_verifier_and_needs_no_judge():
     assert not metric.uses_judge()
     score = metric.score_batch([EIFFEL], None)[0]
     assert score.details["n_sentences"] == 3 and len(score.details["probabilities"]) == 3
-    assert all(set(f) == {"verifier"} for f in score.details["features"])
+    assert all(set(f) == {"verifier", "best_in_context"} for f in score.details["features"])
     assert score.value == len(score.details["selected"]) / 3
     assert "It was completed on 31 March 1889." in score.details["selected_sentences"]
 

@@ -1,4 +1,4 @@
-"""Choose the verifier's relevance cut on whole validation samples, and write it into the file.
+"""Choose the verifier's relevance rule on whole validation samples, and write it into the file.
 
 train_verifier.py sets each task's cut on single validation pairs. What the metric does is
 select sentences of a whole sample, and its figures are per sample: F1 where something answers,
@@ -6,7 +6,9 @@ select sentences of a whole sample, and its figures are per sample: F1 where som
 prepare_verifier_data.py wrote as samples (HotpotQA questions of the validation split, never
 trained on, in the benchmarks' shapes), picks the cut with the best mean of those figures over
 the shapes, and rewrites the verifier file's calibration with it (a new SHA-256, which it also
-writes into localeval/verifier/__init__.py).
+writes into localeval/verifier/__init__.py). It also tries adding a share of the best logit in
+the unit's own context (`passage_weight`: a sentence of a context that answers is more likely
+required), kept only when it gains.
 
     python training/tune_cut.py [--samples training/.cache/validation_samples.jsonl] [--dry-run]
 """
@@ -29,20 +31,32 @@ from localeval.text import split_sentences  # noqa: E402
 from localeval.verifier import Verifier, shipped_path  # noqa: E402
 from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
 
+PASSAGE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+MIN_GAIN = 0.01
 
-def unit_logits(verifier: Verifier, samples: list[dict[str, Any]]) -> list[list[float]]:
-    """Each sample's unit logits; a (question, unit, context) triple is scored once."""
-    triples = {}
+
+def unit_logits(verifier: Verifier, samples: list[dict[str, Any]]) -> list[list[tuple[float, int]]]:
+    """Each sample's units as (logit, index of its context); a (question, unit, context) triple is scored once."""
+    triples: dict[tuple[str, str, str], float] = {}
     layout = []
     for sample in samples:
-        keys = [(sample["question"], unit, context) for context in sample["contexts"] for unit in split_sentences(context)]
+        keys = [((sample["question"], unit, context), p) for p, context in enumerate(sample["contexts"]) for unit in split_sentences(context)]
         layout.append(keys)
-        for key in keys:
-            triples.setdefault(key, None)
+        for key, _ in keys:
+            triples.setdefault(key, 0.0)
     order = list(triples)
     for key, value in zip(order, verifier.logits("relevance", order)):
         triples[key] = value
-    return [[triples[key] for key in keys] for keys in layout]
+    return [[(triples[key], p) for key, p in keys] for keys in layout]
+
+
+def unit_scores(units: list[tuple[float, int]], passage_weight: float) -> list[float]:
+    """localeval.metrics.relevance's rule: a unit's logit plus `passage_weight` times the best
+    logit among its own context's units."""
+    best: dict[int, float] = {}
+    for value, p in units:
+        best[p] = max(best.get(p, value), value)
+    return [value + passage_weight * best[p] for value, p in units]
 
 
 def figures(samples: list[dict[str, Any]], logits: list[list[float]], cut: float) -> dict[str, float]:
@@ -66,20 +80,33 @@ def main() -> None:
     data = args.file.read_bytes()
     verifier = Verifier(str(args.file), data)
     samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()]
-    logits = unit_logits(verifier, samples)
+    units = unit_logits(verifier, samples)
     pair_cut = verifier.calibration["relevance"].cut
-    candidates = sorted({round(v, 1) for values in logits for v in values} | {pair_cut})
-    scored = {cut: figures(samples, logits, cut) for cut in candidates}
-    best = max(candidates, key=lambda cut: (statistics.fmean(scored[cut].values()), -abs(cut - pair_cut)))
-    for label, cut in (("pairwise cut", pair_cut), ("chosen cut", best)):
-        cells = ", ".join(f"{k} {v:.3f}" for k, v in sorted(scored[cut].items()))
-        print(f"{label} {cut:+.2f}: mean {statistics.fmean(scored[cut].values()):.3f} ({cells})")
+    scored: dict[tuple[float, float], dict[str, float]] = {}
+    for weight in PASSAGE_WEIGHTS:
+        scores = [unit_scores(u, weight) for u in units]
+        for cut in sorted({round(v, 1) for values in scores for v in values}):
+            scored[(weight, cut)] = figures(samples, scores, cut)
+    scored[(0.0, pair_cut)] = figures(samples, [unit_scores(u, 0.0) for u in units], pair_cut)
+    mean = {key: statistics.fmean(values.values()) for key, values in scored.items()}
+    for weight in PASSAGE_WEIGHTS:
+        top = max((k for k in scored if k[0] == weight), key=lambda k: mean[k])
+        cells = ", ".join(f"{k} {v:.3f}" for k, v in sorted(scored[top].items()))
+        print(f"passage weight {weight:.2f}, best cut {top[1]:+.2f}: mean {mean[top]:.3f} ({cells})")
+    cells = ", ".join(f"{k} {v:.3f}" for k, v in sorted(scored[(0.0, pair_cut)].items()))
+    print(f"pairwise cut {pair_cut:+.2f}, no passage weight: mean {mean[(0.0, pair_cut)]:.3f} ({cells})")
+    # A passage weight must earn its place: kept only when it beats none by MIN_GAIN on these rows.
+    plain = max((k for k in scored if k[0] == 0.0), key=lambda k: mean[k])
+    weighted = max(scored, key=lambda k: mean[k])
+    chosen_weight, best = weighted if mean[weighted] >= mean[plain] + MIN_GAIN else plain
+    print(f"chosen: passage weight {chosen_weight}, cut {best:+.2f}")
     if args.dry_run:
         return
     tensors, metadata = read_tensors(data)
     calibration = json.loads(metadata["calibration"])
     calibration["relevance"]["pair_cut"] = pair_cut
     calibration["relevance"]["cut"] = best
+    calibration["relevance"]["passage_weight"] = chosen_weight
     calibration["relevance"]["cut_chosen_on"] = f"{len({s['group'] for s in samples})} validation questions as {len(samples)} samples (training/tune_cut.py)"
     metadata["calibration"] = json.dumps(calibration)
     written = write_tensors(tensors, metadata)

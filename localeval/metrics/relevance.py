@@ -392,7 +392,10 @@ class ContextRelevance(Metric[RelevanceParams]):
         passages = list(sample.retrieved_contexts or [])
         logits = verifier.logits("relevance", [(sample.user_input or "", u.text, passages[u.passage]) for u in units])
         calibration = verifier.calibration["relevance"]
-        probabilities = [calibration.probability(v) for v in logits]
+        best: dict[int, float] = {}
+        for u, value in zip(units, logits):
+            best[u.passage] = max(best.get(u.passage, value), value)
+        probabilities = [calibration.probability(v + calibration.passage_weight * best[u.passage]) for u, v in zip(units, logits)]
         selected = [i for i, p in enumerate(probabilities) if p >= self.params.threshold]
         details: dict[str, Any] = {
             "selected": selected,
@@ -400,7 +403,7 @@ class ContextRelevance(Metric[RelevanceParams]):
             "n_selected": len(selected),
             "n_sentences": len(units),
             "probabilities": [round(p, 4) for p in probabilities],
-            "features": [{"verifier": round(v, 4)} for v in logits],
+            "features": [{"verifier": round(v, 4), "best_in_context": round(best[u.passage], 4)} for u, v in zip(units, logits)],
         }
         return Score(value=min(1.0, len(selected) / len(units)), details=details)
 

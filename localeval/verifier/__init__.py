@@ -43,6 +43,7 @@ class TaskCalibration:
 
     scale: float
     cut: float
+    passage_weight: float = 0.0  # relevance: the share of the best logit in the unit's context added to its own
 
     def probability(self, logit: float) -> float:
         value = max(-30.0, min(30.0, self.scale * (logit - self.cut)))
@@ -66,7 +67,12 @@ class Verifier:
             self.tokenizer = WordPiece.from_lines(metadata["vocab"])
             self.max_tokens: dict[str, int] = {str(k): int(v) for k, v in json.loads(metadata["max_tokens"]).items()}
             calibration = json.loads(metadata["calibration"])
-            self.calibration = {task: TaskCalibration(float(calibration[task]["scale"]), float(calibration[task]["cut"])) for task in TASKS}
+            self.calibration = {
+                task: TaskCalibration(float(calibration[task]["scale"]), float(calibration[task]["cut"]), float(calibration[task].get("passage_weight", 0.0)))
+                for task in TASKS
+            }
+            if not all(math.isfinite(v) and abs(v) <= 1000 for c in self.calibration.values() for v in (c.scale, c.cut, c.passage_weight)):
+                raise ValueError("calibration numbers out of range")
             self.encoder = Encoder(tensors, int(metadata["heads"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: a verifier file with missing or malformed parts ({exc!r})") from None
