@@ -1,4 +1,4 @@
-"""Choose the verifier's relevance rule on whole validation samples, and write it into the file.
+"""Choose the verifier's decision rules as the metrics use them, on validation rows, and write them into the file.
 
 train_verifier.py sets each task's cut on single validation pairs. What the metric does is
 select sentences of a whole sample, and its figures are per sample: F1 where something answers,
@@ -8,7 +8,9 @@ trained on, in the benchmarks' shapes), picks the cut with the best mean of thos
 the shapes, and rewrites the verifier file's calibration with it (a new SHA-256, which it also
 writes into localeval/verifier/__init__.py). It also tries adding a share of the best logit in
 the unit's own context (`passage_weight`: a sentence of a context that answers is more likely
-required), kept only when it gains.
+required), kept only when it gains. And the attribution cut: on validation claims read the way
+context_recall reads a document (the best of several windows, among other sentences), since
+that best runs higher than a single pair's logit.
 
     python training/tune_cut.py [--samples training/.cache/validation_samples.jsonl] [--dry-run]
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import re
 import statistics
 import sys
@@ -33,6 +36,7 @@ from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
 
 PASSAGE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MIN_GAIN = 0.01
+SEED = 20261125
 
 
 def unit_logits(verifier: Verifier, samples: list[dict[str, Any]]) -> list[list[tuple[float, int]]]:
@@ -71,10 +75,51 @@ def figures(samples: list[dict[str, Any]], logits: list[list[float]], cut: float
     return {shape: statistics.fmean(values) for shape, values in by_shape.items()}
 
 
+ATTRIBUTION_ROWS = 1200  # validation claims read inside longer contexts
+DISTRACTORS = 6  # evidence sentences of other validation claims around each claim's own
+
+
+def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[float], list[int]]:
+    """The metric's statement logits (best of its windows, localeval.metrics.recall) for
+    validation claims whose evidence sits among DISTRACTORS sentences of other claims' evidence
+    (other groups), in a seeded order: how the verifier reads a document, not a single sentence.
+    The best of several windows runs higher than one pair's logit, so the cut is chosen here."""
+    from localeval.evidence import statement_evidence
+    from localeval.metrics.recall import _verified
+
+    rows = [r for r in map(json.loads, rows_path.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation" and r["task"] == "attribution"]
+    rng = random.Random(SEED)
+    chosen = rng.sample(rows, min(ATTRIBUTION_ROWS, len(rows)))
+    logits, labels = [], []
+    for row in chosen:
+        others = [o["b"] for o in rng.sample(rows, DISTRACTORS * 2) if o["group"] != row["group"]][:DISTRACTORS]
+        sentences = [*others, row["b"]]
+        rng.shuffle(sentences)
+        evidence = [statement_evidence(row["a"], sentences)]
+        logits.append(_verified(verifier, [row["a"]], sentences, evidence)[0][0])
+        labels.append(int(row["label"]))
+    return logits, labels
+
+
+def balanced_cut(logits: list[float], labels: list[int]) -> tuple[float, float]:
+    """The cut with the best balanced accuracy, and that accuracy."""
+    positives = sum(labels)
+    negatives = len(labels) - positives
+
+    def accuracy(cut: float) -> float:
+        tp = sum(1 for v, y in zip(logits, labels) if v >= cut and y)
+        tn = sum(1 for v, y in zip(logits, labels) if v < cut and not y)
+        return tp / positives / 2 + tn / negatives / 2
+
+    best = max(sorted({round(v, 2) for v in logits}), key=accuracy)
+    return best, accuracy(best)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=Path, default=ROOT / "training" / ".cache" / "validation_samples.jsonl")
     parser.add_argument("--file", type=Path, default=shipped_path())
+    parser.add_argument("--rows", type=Path, default=ROOT / "training" / ".cache" / "rows.jsonl", help="prepare_verifier_data.py's rows (their validation split)")
     parser.add_argument("--dry-run", action="store_true", help="print the figures, change nothing")
     args = parser.parse_args()
     data = args.file.read_bytes()
@@ -100,6 +145,11 @@ def main() -> None:
     weighted = max(scored, key=lambda k: mean[k])
     chosen_weight, best = weighted if mean[weighted] >= mean[plain] + MIN_GAIN else plain
     print(f"chosen: passage weight {chosen_weight}, cut {best:+.2f}")
+    in_context, labels = attribution_in_context(verifier, args.rows)
+    pair_attribution = verifier.calibration["attribution"].cut
+    attribution_cut, attribution_accuracy = balanced_cut(in_context, labels)
+    print(f"attribution in context ({len(labels)} validation claims among {DISTRACTORS} other sentences): pairwise cut {pair_attribution:+.2f}; "
+          f"best cut {attribution_cut:+.2f}, balanced accuracy {attribution_accuracy:.3f}")
     if args.dry_run:
         return
     tensors, metadata = read_tensors(data)
@@ -107,6 +157,9 @@ def main() -> None:
     calibration["relevance"]["pair_cut"] = pair_cut
     calibration["relevance"]["cut"] = best
     calibration["relevance"]["passage_weight"] = chosen_weight
+    calibration["attribution"]["pair_cut"] = pair_attribution
+    calibration["attribution"]["cut"] = attribution_cut
+    calibration["attribution"]["cut_chosen_on"] = f"{len(labels)} validation claims, each among {DISTRACTORS} sentences of other claims' evidence (training/tune_cut.py)"
     calibration["relevance"]["cut_chosen_on"] = f"{len({s['group'] for s in samples})} validation questions as {len(samples)} samples (training/tune_cut.py)"
     metadata["calibration"] = json.dumps(calibration)
     written = write_tensors(tensors, metadata)
