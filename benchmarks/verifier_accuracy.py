@@ -43,7 +43,7 @@ class Scorer:
     """The two judge metrics with default options (or verifier off), and the judge they need then."""
 
     def __init__(self, verifier: bool, model: str | None, second_opinion: float = 0.0) -> None:
-        options: dict[str, Any] = {} if verifier else {"verifier": False}
+        options: dict[str, Any] = {"verifier": verifier}
         self.relevance = create_metric("context_relevance", options)
         self.recall = create_metric("context_recall", {**options, **({"second_opinion": second_opinion} if second_opinion else {})})
         self.judge = None
@@ -111,7 +111,11 @@ def squad(scorer: Scorer, limit: int | None) -> dict[str, Any]:
     return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in by_shape.items()}
 
 
+ROWS: list[dict[str, Any]] = []  # every statement's label and verdict features (--dump-rows)
+
+
 def _figures(labels: Sequence[int], verdicts: Sequence[Mapping[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
+    ROWS.extend({"label": y, "source": s, "probability": v["probability"], **v.get("features", {})} for y, v, s in zip(labels, verdicts, sources))
     predicted = [int(v["attributed"]) for v in verdicts]
     out: dict[str, Any] = {"n": len(labels), "balanced_accuracy": balanced_accuracy(list(labels), predicted),
                            "auc": accuracy.auc(list(labels), [float(v["probability"]) for v in verdicts])}
@@ -187,6 +191,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--second-opinion", type=float, default=0.0, help="context_recall's second_opinion band (the judge reads where the verifier is unsure)")
     parser.add_argument("--model", help="the judge for --no-verifier or --second-opinion (default: the catalog's default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument("--dump-rows", type=Path, help="write every statement's label and verdict features here (JSON Lines)")
     args = parser.parse_args(argv)
     scorer = Scorer(not args.no_verifier, args.model, args.second_opinion)
     tasks = args.task.split(",")
@@ -217,6 +222,8 @@ def main(argv: Iterable[str] | None = None) -> None:
             print(f"{section}: {content}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
+    if args.dump_rows:
+        args.dump_rows.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
 
 
 if __name__ == "__main__":

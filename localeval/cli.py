@@ -42,7 +42,7 @@ MAX_REPORT_METRICS = 64  # localeval has four; a results file naming thousands w
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
     "statements": (("context_recall",), "statements", None),
     "no_reasons": (("context_recall",), "reasons", False),
-    "no_verifier": (("context_relevance", "context_recall"), "verifier", False),
+    "verifier": (("context_relevance", "context_recall"), "verifier", None),
 }
 
 
@@ -70,9 +70,11 @@ def _options(values: tuple[str, ...], flags: dict[str, Any]) -> dict[str, dict[s
     """Metric options from the shortcut flags, then --option METRIC.KEY=VALUE (which wins)."""
     options: dict[str, dict[str, Any]] = {}
     for flag, (metrics, key, fixed) in SHORTCUTS.items():
-        if flags.get(flag):
-            for metric in metrics:
-                options.setdefault(metric, {})[key] = flags[flag] if fixed is None else fixed
+        value = flags.get(flag)
+        if value is None or (fixed is not None and not value):  # not given (an on/off flag is given when on)
+            continue
+        for metric in metrics:
+            options.setdefault(metric, {})[key] = value if fixed is None else fixed
     for name, raw in _pairs(values, "--option"):
         metric, dot, key = name.partition(".")
         if not dot:
@@ -134,7 +136,7 @@ def cli() -> None:
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
 @click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=...")
 @click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false (faster).")
-@click.option("--no-verifier", is_flag=True, help="The judge decides context_relevance and context_recall, without the trained verifier (the rule of 0.2; slower). Shortcut for METRIC.verifier=false.")
+@click.option("--verifier/--no-verifier", default=None, help="Decide context_relevance and context_recall with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not. Shortcut for METRIC.verifier=true/false.")
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")
@@ -200,7 +202,7 @@ def score_command(
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
         click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)
     if (settings.model or settings.judge_url) and not quiet and not judged:
-        click.echo("localeval: no selected metric decides with the judge (the trained verifier decides context_relevance and context_recall), so the judge named is not loaded; add --no-verifier to judge with it", err=True)
+        click.echo("localeval: no selected metric decides with the judge (the verifier decides), so the judge named is not loaded; drop --verifier to judge with it", err=True)
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
     bar: list[Progress] = []
 

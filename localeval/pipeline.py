@@ -299,7 +299,7 @@ def score_file(
     if settings.calibration is not None and not any(m.uses_judge() for m in metrics):
         raise ConfigError(
             f"--calibration {settings.calibration}: a calibration weighs the judge rule's features, and no selected metric decides with the judge "
-            "(the verifier decides context_relevance and context_recall): add --no-verifier to use it, or leave --calibration out"
+            "(the verifier decides): drop --verifier to use it, or leave --calibration out"
         )
     summary = Summary([m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics))
     source = _open_source(settings, metrics, judge)

@@ -92,12 +92,10 @@ def rubric_validator(allowed: frozenset[str], required: frozenset[str]) -> Calla
 
 
 def rubric_turns_verifier_off(data: Any) -> Any:
-    """A judge metric's raw options with `verifier` false when a rubric is given and `verifier` is
-    not; a ValueError when both are asked for (the verifier has no task to replace)."""
+    """A judge metric's raw options, refused (ValueError) when a rubric and the verifier are both
+    asked for: the rubric replaces the judge's task, and the verifier reads none."""
     if not isinstance(data, dict) or data.get("rubric") in (None, ""):
         return data
-    if "verifier" not in data:
-        return {**data, "verifier": False}
-    if str(data["verifier"]).strip().lower() in ("true", "1", "yes", "on"):
+    if str(data.get("verifier", "false")).strip().lower() in ("true", "1", "yes", "on"):
         raise ValueError("a rubric replaces the judge's task, and the verifier reads no task: set verifier=false (or leave it unset) with a rubric")
     return data

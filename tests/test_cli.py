@@ -170,7 +170,7 @@ def test_metrics_command_lists_required_fields_and_options():
     assert set(rows) == {"context_relevance", "context_recall", "nonllm_context_recall", "id_context_recall"}
     assert rows["id_context_recall"]["required_fields"] == ["retrieved_context_ids", "reference_context_ids"]
     assert rows["nonllm_context_recall"]["options"]["threshold"]["default"] == 0.5
-    assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is False
+    assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is True
     assert "--option nonllm_context_recall.measure" in invoke(["metrics"]).stdout
 
 

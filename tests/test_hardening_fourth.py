@@ -75,7 +75,7 @@ def test_a_configs_judge_server_is_announced_even_with_quiet(tmp_path):
     (data_dir / "localeval.toml").write_text('judge_url = "http://127.0.0.1:9/v1"\nmodel = "smollm2-135m"\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["score", str(data_dir / "samples.jsonl"), "-m", "context_recall", "--no-verifier", "-q"])
     assert "sends the samples to the judge server at http://127.0.0.1:9/v1" in result.output
-    quiet = CliRunner().invoke(cli, ["score", str(data_dir / "samples.jsonl"), "-m", "context_recall", "-q"])
+    quiet = CliRunner().invoke(cli, ["score", str(data_dir / "samples.jsonl"), "-m", "context_recall", "--verifier", "-q"])
     assert "sends the samples" not in quiet.output  # the verifier decides: nothing goes to the server
 
 

@@ -99,6 +99,8 @@ def test_the_tokenizer_never_fails_on_odd_text():
         assert all(isinstance(i, int) for i in tokenizer.encode(text))
 
 
+VERIFIED = {"verifier": True}  # the judge decides by default; these tests are about the verifier
+
 EIFFEL = Sample(
     user_input="When was the Eiffel Tower completed?",
     retrieved_contexts=["The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed on 31 March 1889. Paris has many museums."],
@@ -107,25 +109,24 @@ EIFFEL = Sample(
 
 
 def test_relevance_selects_with_the_verifier_and_needs_no_judge():
-    metric = create_metric("context_relevance")
-    assert not metric.uses_judge()
+    metric = create_metric("context_relevance", VERIFIED)
+    assert not metric.uses_judge() and create_metric("context_relevance").uses_judge()
     score = metric.score_batch([EIFFEL], None)[0]
     assert score.details["n_sentences"] == 3 and len(score.details["probabilities"]) == 3
     assert all(set(f) == {"verifier", "best_in_context"} for f in score.details["features"])
-    assert score.value == len(score.details["selected"]) / 3
-    assert "It was completed on 31 March 1889." in score.details["selected_sentences"]
+    assert score.value == len(score.details["selected"]) / 3  # how well it selects is a benchmark figure, not a test
 
 
 def test_recall_decides_each_statement_with_a_reason_and_needs_no_judge():
-    metric = create_metric("context_recall")
-    assert not metric.uses_judge() and create_metric("context_recall", {"statements": "claims"}).uses_judge()
+    metric = create_metric("context_recall", VERIFIED)
+    assert not metric.uses_judge() and create_metric("context_recall", {**VERIFIED, "statements": "claims"}).uses_judge()
     verdicts = metric.score_batch([EIFFEL], None)[0].details["statements"]
     assert [v["attributed"] for v in verdicts] == [1, 0]
     assert all(v["reason"] and math.isfinite(v["features"]["verifier"]) for v in verdicts)
 
 
 def test_an_attribution_verdict_does_not_depend_on_the_question():
-    metric = create_metric("context_recall")
+    metric = create_metric("context_recall", VERIFIED)
     probabilities = set()
     for question in ["", "When was the Eiffel Tower completed?", "Is it true that the Eiffel Tower was completed in 1889?"]:
         sample = EIFFEL.model_copy(update={"user_input": question})
@@ -134,8 +135,9 @@ def test_an_attribution_verdict_does_not_depend_on_the_question():
 
 
 def test_the_same_input_gives_the_same_scores():
-    first = evaluate([EIFFEL, EIFFEL], ["context_relevance", "context_recall"]).results
-    again = evaluate([EIFFEL], ["context_relevance", "context_recall"]).results
+    metrics = [create_metric("context_relevance", VERIFIED), create_metric("context_recall", VERIFIED)]
+    first = evaluate([EIFFEL, EIFFEL], metrics).results
+    again = evaluate([EIFFEL], metrics).results
     assert first[0]["details"] == first[1]["details"] == again[0]["details"]
 
 
@@ -144,7 +146,7 @@ def test_the_cli_records_the_verifier_and_refuses_a_resume_with_another(tmp_path
     data.write_text((ROOT / "examples" / "rag_samples.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     runner = CliRunner()
-    result = runner.invoke(cli, ["score", str(data), "-m", "context_relevance", "-m", "context_recall", "-o", str(out), "-q", "--no-timing"])
+    result = runner.invoke(cli, ["score", str(data), "-m", "context_relevance", "-m", "context_recall", "--verifier", "-o", str(out), "-q", "--no-timing"])
     assert result.exit_code == 0, result.output
     header, *rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert header["run"]["judge"] is None
@@ -153,18 +155,18 @@ def test_the_cli_records_the_verifier_and_refuses_a_resume_with_another(tmp_path
     # The same file, as if another verifier had written its first rows.
     header["run"]["metrics"]["context_recall"]["verifier_file"]["sha256"] = "0" * 64
     out.write_text("\n".join(json.dumps(r) for r in [header, rows[0]]) + "\n", encoding="utf-8")
-    resumed = runner.invoke(cli, ["score", str(data), "-m", "context_relevance", "-m", "context_recall", "-o", str(out), "-q", "--resume"])
+    resumed = runner.invoke(cli, ["score", str(data), "-m", "context_relevance", "-m", "context_recall", "--verifier", "-o", str(out), "-q", "--resume"])
     assert resumed.exit_code == 2 and "verifier" in resumed.output
 
 
 def test_the_judge_gives_a_second_opinion_only_where_asked():
     from localeval.testing import ScriptedJudge
 
-    assert create_metric("context_recall", {"second_opinion": 0.5}).uses_judge()
+    assert create_metric("context_recall", {**VERIFIED, "second_opinion": 0.5}).uses_judge()
     judge = ScriptedJudge(lambda messages: 0.999)
-    verdicts = create_metric("context_recall", {"second_opinion": 0.5}).score_batch([EIFFEL], judge)[0].details["statements"]
+    verdicts = create_metric("context_recall", {**VERIFIED, "second_opinion": 0.5}).score_batch([EIFFEL], judge)[0].details["statements"]
     assert len(judge.calls) == 2 and all("judge_log_odds" in v and "second_opinion" in v["features"] for v in verdicts)
-    alone = create_metric("context_recall").score_batch([EIFFEL], None)[0].details["statements"]
+    alone = create_metric("context_recall", VERIFIED).score_batch([EIFFEL], None)[0].details["statements"]
     for mixed, single in zip(verdicts, alone):
         assert mixed["probability"] == pytest.approx((single["probability"] + mixed["features"]["second_opinion"]) / 2, abs=1e-3)
 
@@ -173,6 +175,7 @@ def test_a_rubric_is_for_the_judge(tmp_path):
     rubric = tmp_path / "rubric.txt"
     rubric.write_text("{document} / {statement}: Yes or No?")
     assert create_metric("context_recall", {"rubric": str(rubric)}).uses_judge()
+    assert create_metric("context_recall", {"rubric": str(rubric), "verifier": "false"}).uses_judge()
     with pytest.raises(ConfigError, match="rubric replaces the judge's task"):
         create_metric("context_recall", {"rubric": str(rubric), "verifier": "true"})
 
@@ -180,5 +183,5 @@ def test_a_rubric_is_for_the_judge(tmp_path):
 def test_a_calibration_file_without_a_judge_metric_is_refused(tmp_path):
     data = tmp_path / "samples.jsonl"
     data.write_text((ROOT / "examples" / "rag_samples.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    result = CliRunner().invoke(cli, ["score", str(data), "-m", "context_recall", "--calibration", str(tmp_path / "absent.json")])
-    assert result.exit_code == 2 and "--no-verifier" in result.output
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "context_recall", "--verifier", "--calibration", str(tmp_path / "absent.json")])
+    assert result.exit_code == 2 and "drop --verifier" in result.output

@@ -85,8 +85,8 @@ class RecallParams(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
-        """A rubric replaces the judge's task, which the verifier does not read: a rubric turns
-        the verifier off unless `verifier` is set, and with `verifier` true it is refused."""
+        """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
+        true a rubric is refused."""
         return rubric_turns_verifier_off(data)
 
     statements: Literal["sentences", "claims"] = Field(
@@ -104,7 +104,7 @@ class RecallParams(BaseModel):
         None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}, {question}); it must ask for Yes or No"
     )
     verifier: bool = Field(
-        True, description="decide with localeval's trained verifier (statement against windows of the context); false: the judge and evidence features decide (the rule before 0.3)"
+        False, description="decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (README, Measured figures)"
     )
     second_opinion: float = Field(
         0.0, ge=0.0, le=0.5, allow_inf_nan=False,

@@ -127,8 +127,8 @@ class RelevanceParams(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
-        """A rubric replaces the judge's task, which the verifier does not read: a rubric turns
-        the verifier off unless `verifier` is set, and with `verifier` true it is refused."""
+        """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
+        true a rubric is refused."""
         return rubric_turns_verifier_off(data)
 
     unit: Literal["sentence", "line", "chunk"] = Field(
@@ -147,7 +147,7 @@ class RelevanceParams(BaseModel):
         None, description="a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No"
     )
     verifier: bool = Field(
-        True, description="decide with localeval's trained verifier (question, sentence, its context); false: the judge and hand-made features decide (the rule before 0.3)"
+        False, description="decide with localeval's trained verifier (question, sentence, its context) instead of the judge: no judge needed and fast, but less accurate so far (README, Measured figures)"
     )
 
 
