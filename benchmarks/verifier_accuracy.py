@@ -1,9 +1,8 @@
-"""The judge metrics as shipped, scored on labelled rows the verifier was never trained on.
+"""The judge metrics with the trained verifier (`--verifier`), scored on labelled rows it was never trained on.
 
-No fitting, no cross-validation: every figure is the metric's own decision with its default
-options (the verifier by default; `--no-verifier` scores the judge-and-features rule of 0.2
-through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES.md,
-training/DATA.md):
+No fitting, no cross-validation: every figure is the metric's own decision with its shipped
+options (`--no-verifier` scores the judge rule, the metrics' default, through the cached judge,
+for the same rows). Rows (benchmarks/DATA_SOURCES.md, training/DATA.md):
 
 - relevance: shared/data/relevance_dev.jsonl (HotpotQA; never trained on: training takes
   neither these ids nor the reserved ones) in the shapes of accuracy.py (10, 3 and 1
@@ -42,10 +41,10 @@ TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "pl
 class Scorer:
     """The two judge metrics with default options (or verifier off), and the judge they need then."""
 
-    def __init__(self, verifier: bool, model: str | None, second_opinion: float = 0.0) -> None:
+    def __init__(self, verifier: bool, model: str | None) -> None:
         options: dict[str, Any] = {"verifier": verifier}
         self.relevance = create_metric("context_relevance", options)
-        self.recall = create_metric("context_recall", {**options, **({"second_opinion": second_opinion} if second_opinion else {})})
+        self.recall = create_metric("context_recall", options)
         self.judge = None
         self.seconds: dict[str, list[float]] = {}
         self.judge_seconds: dict[str, list[float]] = {}
@@ -188,14 +187,13 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
     parser.add_argument("--no-verifier", action="store_true", help="score the judge-and-features rule instead (needs the judge; answers cached)")
     parser.add_argument("--forms", default=",".join(QUESTION_FORMS), help=f"the claims' question forms to score, of: {', '.join(QUESTION_FORMS)}")
-    parser.add_argument("--second-opinion", type=float, default=0.0, help="context_recall's second_opinion band (the judge reads where the verifier is unsure)")
-    parser.add_argument("--model", help="the judge for --no-verifier or --second-opinion (default: the catalog's default)")
+    parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--dump-rows", type=Path, help="write every statement's label and verdict features here (JSON Lines)")
     args = parser.parse_args(argv)
-    scorer = Scorer(not args.no_verifier, args.model, args.second_opinion)
+    scorer = Scorer(not args.no_verifier, args.model)
     tasks = args.task.split(",")
-    design = "judge rule" if args.no_verifier else f"verifier, judge's second opinion within {args.second_opinion}" if args.second_opinion else "verifier"
+    design = "judge rule" if args.no_verifier else "verifier"
     report: dict[str, Any] = {"design": design, "limit": args.limit, "shift": args.shift}
     if "relevance" in tasks:
         report["relevance"] = relevance(scorer, args.limit, args.shift)

@@ -159,18 +159,6 @@ def test_the_cli_records_the_verifier_and_refuses_a_resume_with_another(tmp_path
     assert resumed.exit_code == 2 and "verifier" in resumed.output
 
 
-def test_the_judge_gives_a_second_opinion_only_where_asked():
-    from localeval.testing import ScriptedJudge
-
-    assert create_metric("context_recall", {**VERIFIED, "second_opinion": 0.5}).uses_judge()
-    judge = ScriptedJudge(lambda messages: 0.999)
-    verdicts = create_metric("context_recall", {**VERIFIED, "second_opinion": 0.5}).score_batch([EIFFEL], judge)[0].details["statements"]
-    assert len(judge.calls) == 2 and all("judge_log_odds" in v and "second_opinion" in v["features"] for v in verdicts)
-    alone = create_metric("context_recall", VERIFIED).score_batch([EIFFEL], None)[0].details["statements"]
-    for mixed, single in zip(verdicts, alone):
-        assert mixed["probability"] == pytest.approx((single["probability"] + mixed["features"]["second_opinion"]) / 2, abs=1e-3)
-
-
 def test_a_rubric_is_for_the_judge(tmp_path):
     rubric = tmp_path / "rubric.txt"
     rubric.write_text("{document} / {statement}: Yes or No?")

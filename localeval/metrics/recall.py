@@ -106,10 +106,6 @@ class RecallParams(BaseModel):
     verifier: bool = Field(
         False, description="decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (README, Measured figures)"
     )
-    second_opinion: float = Field(
-        0.0, ge=0.0, le=0.5, allow_inf_nan=False,
-        description="with the verifier: where its P is within this of the threshold, the judge also reads the statement against the best chunk and the two probabilities are averaged (0: the judge is never asked)",
-    )
 
 
 class StatementVerdict(BaseModel):
@@ -237,7 +233,7 @@ class ContextRecall(Metric[RecallParams]):
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
         if params.verifier:
-            return self._score_verified(sample, statements, judge, tally)
+            return self._score_verified(sample, statements, tally)
         assert judge is not None
         sentences = context_sentences(sample, params.language)
         room = (
@@ -280,7 +276,7 @@ class ContextRecall(Metric[RecallParams]):
         return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict())
 
     def uses_judge(self) -> bool:
-        return not self.params.verifier or self.params.statements == "claims" or self.params.second_opinion > 0
+        return not self.params.verifier or self.params.statements == "claims"
 
     def describe_params(self) -> dict[str, Any]:
         described = super().describe_params()
@@ -288,10 +284,9 @@ class ContextRecall(Metric[RecallParams]):
             described["verifier_file"] = load_verifier().describe()
         return described
 
-    def _score_verified(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally) -> Score:
-        """Each statement's P(attributed) from the verifier's best window; where it is unsure
-        (`second_opinion`), averaged with the judge rule's P on the chunk around that window. The
-        reason quotes the window's closest sentences."""
+    def _score_verified(self, sample: Sample, statements: Sequence[str], tally: UsageTally) -> Score:
+        """Each statement's P(attributed) from the verifier's best window; the reason quotes that
+        window's closest sentences."""
         verifier = load_verifier()
         params = self.params
         sentences = context_sentences(sample, params.language)
@@ -300,16 +295,9 @@ class ContextRecall(Metric[RecallParams]):
         verdicts = []
         for statement, found, (logit, window) in zip(statements, evidence, _verified(verifier, statements, sentences, evidence)):
             probability = calibration.probability(logit)
-            features = {"verifier": round(logit, 4), **{k: round(v, 4) for k, v in found.features().items()}}
-            verdict: dict[str, Any] = {"statement": statement}
-            if judge is not None and abs(probability - params.threshold) < params.second_opinion:
-                judged = self._second_opinion(sample, statement, found, sentences, window, judge, tally)
-                verdict["judge_log_odds"] = round(judged, 4)
-                opinion = calibration_for(judge.calibration).probability({**found.features(), "judge": judged})
-                features["second_opinion"] = round(opinion, 4)
-                probability = (probability + opinion) / 2
             attributed = probability >= params.threshold
-            verdict |= {"attributed": int(attributed), "probability": round(probability, 4), "features": features}
+            verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4),
+                                       "features": {"verifier": round(logit, 4), **{k: round(v, 4) for k, v in found.features().items()}}}
             if params.reasons:
                 quoted = self._quoted(found, window if window is not None else range(len(sentences)))
                 verdict["evidence"] = quoted
@@ -318,19 +306,6 @@ class ContextRecall(Metric[RecallParams]):
             verdicts.append(verdict)
         attributed_count = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed_count / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict() if tally.calls else None)
-
-    def _second_opinion(self, sample: Sample, statement: str, evidence: StatementEvidence, sentences: Sequence[str], window: range | None, judge: Judge, tally: UsageTally) -> float:
-        """The judge's log-odds that the chunk around the verifier's best window (CHUNK_TOKENS, the
-        judge rule's chunking) supports the statement."""
-        room = judge.context_size - PROMPT_OVERHEAD - _examples_tokens(judge, None) - judge.count_tokens(statement) - judge.count_tokens(sample.user_input or "")
-        if room <= 0:
-            raise JudgeError(f"the instructions, worked examples, question and statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
-        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room)
-        anchor = window.start if window is not None else 0
-        chunk = next((c for c in chunks if anchor in c), chunks[0] if chunks else range(0))
-        value, usage = yes_log_odds(judge, attribution_messages(" ".join(sentences[i] for i in chunk), statement, sample.user_input, None))
-        tally.add(usage)
-        return value
 
     @staticmethod
     def _quoted(evidence: StatementEvidence, scope: range) -> list[int]:
