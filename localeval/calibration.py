@@ -123,3 +123,14 @@ def read_calibration_file(path: str) -> CalibrationFile:
     if unknown:
         raise ConfigError(f"{path}: unknown calibration {', '.join(unknown)}; known: {', '.join(TASKS)}")
     return CalibrationFile(path, hashlib.sha256(raw).hexdigest(), tables)
+
+
+def checked_calibration(path: str | None, metrics: Sequence[Any]) -> CalibrationFile | None:
+    """The calibration file `path` names (--calibration), read and checked against the metrics'
+    features (each metric's `check_calibration`), before any judge call; None without a path."""
+    if path is None:
+        return None
+    calibration = read_calibration_file(path)
+    for metric in metrics:
+        metric.check_calibration(calibration.tables)
+    return calibration

@@ -25,7 +25,7 @@ from localeval import models as model_store
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
-from localeval.judge import load_judge
+from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import PLUGIN_ERRORS, list_metrics
 from localeval.pipeline import build_metrics, score_file
 from localeval.progress import Progress, count_lines
@@ -151,14 +151,7 @@ def cli() -> None:
 @click.option("--no-timing", is_flag=True, help="Leave judge seconds out of the results file (byte-identical reruns).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary table; errors are still reported.")
 @click.option("--progress/--no-progress", default=None, help="Force the progress line on or off (default: on when standard error is a terminal).")
-@click.option("--model", help="Judge: a GGUF path or catalog name (default: $LOCALEVAL_MODEL, else the catalog default).")
-@click.option("--n-ctx", type=int, help="Judge context window in tokens (default 4096, at least 512).")
-@click.option("--threads", type=int, help="Judge CPU threads (default: number of cores, at most 8).")
-@click.option("--seed", type=int, help="Judge seed (default 0; decoding is greedy either way).")
-@click.option("--gpu-layers", type=int, help="Judge layers to offload to the GPU (-1: all); needs llama-cpp-python built for CUDA or Metal.")
-@click.option("--calibration", "calibration", type=click.Path(dir_okay=False), help="Use this calibration file (written by `localeval calibrate`) instead of the catalog's.")
-@click.option("--judge-url", help="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
-@click.option("--judge-concurrency", type=int, help="Requests kept in flight to a judge server (default 4).")
+@judge_flags()
 @click.option("--ray", "ray_address", is_flag=False, flag_value=LOCAL_RAY, default=None, metavar="[ADDRESS]", help="Score on a Ray cluster (the ray extra): its ADDRESS, or Ray on this machine when none is given.")
 def score_command(
     input_path: str,
@@ -191,7 +184,7 @@ def score_command(
         "timing": not no_timing,
     }
     given = {"fail_on_error": flags.pop("fail_on_error") or None, "metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
-    given.update({key: flags[key] for key in ("model", "n_ctx", "threads", "seed", "gpu_layers", "judge_url", "judge_concurrency", "calibration")})
+    given.update({key: flags[key] for key in JudgeSpec.model_fields})
     given["ray"] = flags["ray_address"]
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
@@ -296,14 +289,15 @@ def metrics_command(as_json: bool) -> None:
             click.echo(f"  --option {row['name']}.{key}=...  {opt['description']} (default: {opt['default']})")
 
 
+# calibrate fits the catalog's kind of table: it reads no calibration file, and runs one request at a time.
+CALIBRATE_JUDGE_FLAGS = tuple(name for name in JudgeSpec.model_fields if name not in ("calibration", "judge_concurrency"))
+
+
 @cli.command("calibrate")
 @click.argument("labels_path", metavar="LABELS", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The calibration file to write (JSON), for score --calibration.")
-@click.option("--model", help="Judge: a GGUF path or catalog name (default: $LOCALEVAL_MODEL, else the catalog default).")
-@click.option("--n-ctx", type=click.IntRange(512, 1 << 20), help="Judge context window in tokens (default 4096).")
-@click.option("--threads", type=click.IntRange(1, 512), help="Judge CPU threads (default: number of cores, at most 8).")
-@click.option("--judge-url", help="Use the judge on this OpenAI-compatible server; --model names the served model.")
-def calibrate_command(labels_path: str, output: str, model: str | None, n_ctx: int | None, threads: int | None, judge_url: str | None) -> None:
+@judge_flags(*CALIBRATE_JUDGE_FLAGS)
+def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> None:
     """Fit the judge metrics' combination to your own labelled statements or questions (LABELS, JSON Lines).
 
     Prints cross-validated figures of the new fit against the judge's shipped
@@ -313,7 +307,7 @@ def calibrate_command(labels_path: str, output: str, model: str | None, n_ctx: i
     from localeval.metrics import recall, relevance
 
     refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
-    judge = load_judge(model, n_ctx=n_ctx, n_threads=threads, judge_url=judge_url)
+    judge = JudgeSpec.of(judge_settings, "calibrate").load()
     try:
         bar = Progress(count_lines(labels_path), enabled=sys.stderr.isatty())
         try:

@@ -20,8 +20,10 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from localeval.calibration import checked_calibration
 from localeval.errors import ConfigError
 from localeval.io import input_name, numbered_lines, to_record
+from localeval.judge.spec import JudgeSpec
 from localeval.metrics import Metric
 from localeval.results import ResultRow
 from localeval.runner import STRING_BATCH, score
@@ -40,24 +42,21 @@ def _ray() -> Any:
     return ray
 
 
-def _judge_settings(settings: RunSettings, metrics: Sequence[Metric[Any]], threads: int) -> dict[str, Any]:
-    """What each actor loads its judge with; a calibration file is read here, once, and its tables travel."""
-    from localeval.pipeline import user_calibration
-
-    calibration = user_calibration(settings, metrics)
-    return {"model": settings.model, "n_ctx": settings.n_ctx, "n_threads": threads, "seed": settings.seed, "gpu_layers": settings.gpu_layers, "calibration": calibration}
+def _judge_settings(settings: RunSettings, metrics: Sequence[Metric[Any]], threads: int) -> tuple[JudgeSpec, Any]:
+    """What each actor loads its judge with: the run's spec with the actor's threads, and the
+    calibration file, read here once (its tables travel)."""
+    spec = JudgeSpec.of(settings).model_copy(update={"threads": threads})
+    return spec, checked_calibration(settings.calibration, metrics)
 
 
 class _Worker:
     """Scores batches of numbered lines: one per actor (the judge loaded once) or per task."""
 
-    def __init__(self, metrics: list[Metric[Any]], judge_settings: dict[str, Any] | None, name: str, field_map: dict[str, str]) -> None:
-        from localeval.judge import load_judge
-
+    def __init__(self, metrics: list[Metric[Any]], judge_settings: tuple[JudgeSpec, Any] | None, name: str, field_map: dict[str, str]) -> None:
         # The metrics themselves travel (pickled), options and all: rebuilding them from their
         # description would lose what it leaves out (a rubric's text).
         self.metrics = metrics
-        self.judge = load_judge(**judge_settings) if judge_settings is not None else None
+        self.judge = judge_settings[0].load(judge_settings[1]) if judge_settings is not None else None
         self.name = name
         self.field_map = field_map
 

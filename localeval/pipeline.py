@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from localeval.calibration import CalibrationFile, read_calibration_file
+from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
 from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
 from localeval.io import MAX_LINE_BYTES, read_records
-from localeval.judge import Judge, load_judge
+from localeval.judge import Judge
+from localeval.judge.spec import JudgeSpec
 from localeval.metrics import REGISTRY, Metric, create_metric
 from localeval.provenance import describe_run, resume_differences
 from localeval.reports.junit import write_junit
@@ -224,16 +225,6 @@ def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -
             out.write(dumps_json(report, indent=2) + "\n")
 
 
-def user_calibration(settings: RunSettings, metrics: Sequence[Metric[Any]]) -> CalibrationFile | None:
-    """The calibration file --calibration names, read and checked against the metrics' features."""
-    if settings.calibration is None:
-        return None
-    calibration = read_calibration_file(settings.calibration)
-    for metric in metrics:
-        metric.check_calibration(calibration.tables)
-    return calibration
-
-
 class _LocalSource:
     """Rows scored in this process: the input read line by line, the judge loaded here."""
 
@@ -245,16 +236,7 @@ class _LocalSource:
         if judge is not None and settings.calibration is not None:
             raise ConfigError("a loaded judge brings its own calibration: pass the calibration file to load_judge(calibration=...)")
         if self.owned:
-            self.judge = load_judge(
-                settings.model,
-                n_ctx=settings.n_ctx,
-                n_threads=settings.threads,
-                seed=settings.seed,
-                gpu_layers=settings.gpu_layers,
-                judge_url=settings.judge_url,
-                concurrency=settings.judge_concurrency,
-                calibration=user_calibration(settings, metrics),
-            )
+            self.judge = JudgeSpec.of(settings).load(checked_calibration(settings.calibration, metrics))
 
     def describe_judge(self) -> dict[str, Any] | None:
         return self.judge.describe() if self.judge is not None else None

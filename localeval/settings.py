@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+from pydantic import ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from localeval.errors import ConfigError
 from localeval.files import read_small_file
+from localeval.judge.spec import JudgeSpec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,9 +30,6 @@ else:  # pragma: no cover - Python 3.10
 
 CONFIG_FILE = "localeval.toml"
 PYPROJECT = "pyproject.toml"
-MIN_CONTEXT = 512  # tokens: below this no judge prompt fits
-MAX_CONTEXT = 1 << 20
-MAX_THREADS = 512
 MAX_CONFIG_BYTES = 1 << 20
 LOCAL_RAY = "local"  # --ray without an address: start Ray here, or join $RAY_ADDRESS
 
@@ -39,8 +37,10 @@ LOCAL_RAY = "local"  # --ray without an address: start Ray here, or join $RAY_AD
 Share = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
-class FileSettings(BaseModel):
-    """What a config file may set; the keys match the long command-line options."""
+class FileSettings(JudgeSpec):
+    """What a config file may set; the keys match the long command-line options. The judge's
+    settings (model, n_ctx, threads, seed, gpu_layers, calibration, judge_url,
+    judge_concurrency) are JudgeSpec's, declared there once."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -49,15 +49,7 @@ class FileSettings(BaseModel):
     min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="metric options, by metric")
     map: dict[str, str] = Field(default_factory=dict, description="input key -> ragas field")
-    model: str | None = Field(None, description="judge: a GGUF path or catalog name")
-    n_ctx: int | None = Field(None, ge=MIN_CONTEXT, le=MAX_CONTEXT, description="judge context window in tokens")
-    threads: int | None = Field(None, ge=1, le=MAX_THREADS, description="judge CPU threads")
-    seed: int | None = Field(None, ge=0, description="judge seed")
-    gpu_layers: int | None = Field(None, ge=-1, description="judge layers to offload to the GPU (-1: all; needs a GPU build of llama-cpp-python)")
-    judge_url: str | None = Field(None, description="an OpenAI-compatible server's base URL; --model then names the served model")
-    calibration: str | None = Field(None, description="a calibration file written by `localeval calibrate`, used instead of the catalog's")
     fail_on_error: bool = Field(False, description="exit 1 when any sample could not be scored by a metric (a judge error, a missing field)")
-    judge_concurrency: int | None = Field(None, ge=1, le=256, description="requests kept in flight to a judge server (default 4)")
 
 
 class RunSettings(FileSettings):

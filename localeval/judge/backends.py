@@ -69,7 +69,7 @@ def open_backend(model: str | None, *, judge_url: str | None = None, **settings:
 
     if model is None and judge_url is None:
         model = os.environ.get(MODEL_ENV) or None
-    from localeval.settings import MAX_CONTEXT, MIN_CONTEXT
+    from localeval.judge.spec import MAX_CONTEXT, MIN_CONTEXT
 
     n_ctx = settings.get("n_ctx")
     if n_ctx is not None and not MIN_CONTEXT <= n_ctx <= MAX_CONTEXT:

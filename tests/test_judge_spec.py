@@ -1,0 +1,38 @@
+"""One judge spec: the config file's judge keys, the flags of `score` and `calibrate`, and what
+a run loads come from JudgeSpec's fields, so a setting and its bounds are written once."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from localeval.cli import CALIBRATE_JUDGE_FLAGS, cli
+from localeval.errors import ConfigError
+from localeval.judge.spec import NOT_IN_IDENTITY, JudgeSpec, flag_name
+from localeval.settings import FileSettings
+
+
+def _flags(command: str) -> set[str]:
+    return {opt for param in cli.commands[command].params for opt in param.opts}
+
+
+def test_every_judge_setting_is_a_flag_of_score_and_a_key_of_the_config_file():
+    assert {flag_name(name) for name in JudgeSpec.model_fields} <= _flags("score")
+    assert set(JudgeSpec.model_fields) <= set(FileSettings.model_fields)
+    assert {flag_name(name) for name in CALIBRATE_JUDGE_FLAGS} <= _flags("calibrate")
+    assert {"--seed", "--gpu-layers"} <= _flags("calibrate")  # calibrate loads the judge as score does
+
+
+def test_speed_settings_are_not_part_of_a_runs_identity():
+    assert NOT_IN_IDENTITY == {"threads", "judge_concurrency"}
+
+
+@pytest.mark.parametrize("values, key", [({"n_ctx": 100}, "n_ctx"), ({"threads": 0}, "threads"), ({"judge_concurrency": 1000}, "judge_concurrency"), ({"seed": "1"}, "seed")])
+def test_a_setting_out_of_bounds_is_named_the_same_way_everywhere(values, key, tmp_path):
+    with pytest.raises(ConfigError, match=f"'{key}'"):
+        JudgeSpec.of(values)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"user_input": "q", "retrieved_contexts": ["c"], "statement": "s", "label": 1}\n')
+    if isinstance(next(iter(values.values())), int) and key in CALIBRATE_JUDGE_FLAGS:
+        result = CliRunner().invoke(cli, ["calibrate", str(labels), "-o", str(tmp_path / "c.json"), flag_name(key), str(next(iter(values.values())))])
+        assert result.exit_code == 2 and f"'{key}'" in result.output
