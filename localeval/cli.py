@@ -334,13 +334,15 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     click.echo(output)
 
 
+SERVE_JUDGE_FLAGS = ("n_ctx", "threads", "seed", "gpu_layers")  # the model is the argument; the rest are a client's
+
+
 @cli.command("serve")
 @click.argument("model", required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: only this machine can connect).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
-@click.option("--n-ctx", type=click.IntRange(512, 1 << 20), help="Context window in tokens (default 4096).")
-@click.option("--threads", type=click.IntRange(1, 512), help="CPU threads (default: number of cores, at most 8).")
-def serve_command(model: str | None, host: str, port: int, n_ctx: int | None, threads: int | None) -> None:
+@judge_flags(*SERVE_JUDGE_FLAGS)
+def serve_command(model: str | None, host: str, port: int, **judge_settings: Any) -> None:
     """Serve MODEL (default: the default judge) as an OpenAI-compatible judge server for --judge-url.
 
     llama-cpp-python's server (the server extra), with the model loaded as the
@@ -349,7 +351,8 @@ def serve_command(model: str | None, host: str, port: int, n_ctx: int | None, th
     from localeval.judge.serve import serve
 
     click.echo(f"localeval: serving {model or 'the default judge'} at http://{host}:{port}/v1 (Ctrl-C stops)", err=True)
-    serve(model, host=host, port=port, n_ctx=n_ctx, threads=threads)
+    spec = JudgeSpec.of({"model": model, **judge_settings}, "serve")
+    serve(spec.model, host=host, port=port, n_ctx=spec.n_ctx, threads=spec.threads, seed=spec.seed, gpu_layers=spec.gpu_layers)
 
 
 @cli.group("models")

@@ -36,3 +36,9 @@ def test_a_setting_out_of_bounds_is_named_the_same_way_everywhere(values, key, t
     if isinstance(next(iter(values.values())), int) and key in CALIBRATE_JUDGE_FLAGS:
         result = CliRunner().invoke(cli, ["calibrate", str(labels), "-o", str(tmp_path / "c.json"), flag_name(key), str(next(iter(values.values())))])
         assert result.exit_code == 2 and f"'{key}'" in result.output
+
+
+def test_serve_takes_the_judge_settings_the_in_process_judge_takes():
+    assert {"--n-ctx", "--threads", "--seed", "--gpu-layers"} <= _flags("serve")
+    result = CliRunner().invoke(cli, ["serve", "--n-ctx", "100"])
+    assert result.exit_code == 2 and "'n_ctx'" in result.output

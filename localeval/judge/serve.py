@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from localeval.errors import ConfigError, ModelError
-from localeval.judge.llama import DEFAULT_CONTEXT, default_threads
+from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, default_threads
 from localeval.judge.llama_runtime import check_version, safe_loading
 
 LOOPBACK = "127.0.0.1"
@@ -33,15 +33,22 @@ def _server_modules() -> tuple[Any, Any, Any, Any]:
     return importlib.import_module("llama_cpp"), app, settings, uvicorn
 
 
-def serve(model: str | None, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, n_ctx: int | None = None, threads: int | None = None) -> None:
+def serve(
+    model: str | None, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, n_ctx: int | None = None, threads: int | None = None,
+    seed: int | None = None, gpu_layers: int | None = None,
+) -> None:
     """Serve `model` (a catalog name or GGUF path; default: $LOCALEVAL_MODEL, else the
-    default judge) until interrupted. The served name is the catalog name, else the file name."""
+    default judge) until interrupted, loaded with the settings the in-process judge takes (a
+    GPU offload that the installed build cannot do is refused, as there). The served name is
+    the catalog name, else the file name."""
     from localeval.models import check_gguf, resolve_model
 
     path, catalog_name = resolve_model(model)
     check_gguf(path)
     check_version()
     llama_cpp, app_module, settings_module, uvicorn = _server_modules()
+    if gpu_layers and not llama_cpp.llama_supports_gpu_offload():
+        raise ModelError(f"--gpu-layers {gpu_layers} asks for GPU offload, but the installed llama-cpp-python was built without a GPU backend; reinstall it with CMAKE_ARGS (see the README's Scale out section), or drop --gpu-layers")
     count = threads or default_threads()
     model_settings = settings_module.ModelSettings(
         model=str(path),
@@ -49,6 +56,8 @@ def serve(model: str | None, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, 
         n_ctx=n_ctx or DEFAULT_CONTEXT,
         n_threads=count,
         n_threads_batch=count,
+        seed=DEFAULT_SEED if seed is None else seed,
+        n_gpu_layers=gpu_layers or 0,
         flash_attn=True,
         verbose=False,
     )
