@@ -118,11 +118,30 @@ def find_config(input_path: str, explicit: str | None = None) -> tuple[dict[str,
     if found is None:
         return {}, None
     data, source = found
+    data = _judge_table(data, describe_source(source))
     try:
         FileSettings.model_validate(data)
     except ValidationError as exc:
         raise _first_problem(exc, describe_source(source)) from None
     return _relative_to(data, Path(source["file"]).resolve().parent), source
+
+
+def _judge_table(data: dict[str, Any], label: str) -> dict[str, Any]:
+    """A config's `[judge]` table (JudgeSpec's keys: model, n_ctx, threads, ...) read as the same
+    keys at the top level, where older configs have them; a key set in both places is refused."""
+    table = data.get("judge")
+    if table is None:
+        return data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{label}: 'judge' must be a table of judge settings ({', '.join(JudgeSpec.model_fields)})")
+    unknown = sorted(set(table) - set(JudgeSpec.model_fields))
+    if unknown:
+        raise ConfigError(f"{label}: 'judge.{unknown[0]}': unknown key; the judge's keys are {', '.join(JudgeSpec.model_fields)}")
+    twice = sorted(set(table) & set(data))
+    if twice:
+        raise ConfigError(f"{label}: '{twice[0]}' is set both at the top level and in [judge]; keep one")
+    rest = {k: v for k, v in data.items() if k != "judge"}
+    return {**rest, **table}
 
 
 PATH_KEYS = ("output", "summary_json", "junit_xml", "markdown", "calibration")

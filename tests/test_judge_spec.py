@@ -42,3 +42,38 @@ def test_serve_takes_the_judge_settings_the_in_process_judge_takes():
     assert {"--n-ctx", "--threads", "--seed", "--gpu-layers"} <= _flags("serve")
     result = CliRunner().invoke(cli, ["serve", "--n-ctx", "100"])
     assert result.exit_code == 2 and "'n_ctx'" in result.output
+
+
+def test_a_config_may_hold_the_judge_settings_in_a_judge_table(tmp_path):
+    from localeval.settings import build_settings
+
+    data = tmp_path / "samples.jsonl"
+    data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
+    (tmp_path / "localeval.toml").write_text('metrics = ["id_context_recall"]\n[judge]\nmodel = "qwen2.5-coder-0.5b"\nthreads = 2\n')
+    settings = build_settings({"input": str(data)})
+    assert JudgeSpec.of(settings) == JudgeSpec(model="qwen2.5-coder-0.5b", threads=2)
+    (tmp_path / "localeval.toml").write_text('model = "a"\n[judge]\nmodel = "b"\n')
+    with pytest.raises(ConfigError, match="both at the top level and in \\[judge\\]"):
+        build_settings({"input": str(data)})
+    (tmp_path / "localeval.toml").write_text('[judge]\ntemperature = 1\n')
+    with pytest.raises(ConfigError, match="'judge.temperature': unknown key"):
+        build_settings({"input": str(data)})
+
+
+def test_the_readmes_config_example_is_a_valid_config(tmp_path):
+    import re
+    from pathlib import Path
+
+    from localeval.settings import build_settings
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```toml\n(# localeval.toml.*?)```", readme, re.S)
+    assert example is not None
+    (tmp_path / "localeval.toml").write_text(example.group(1), encoding="utf-8")
+    data = tmp_path / "samples.jsonl"
+    data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
+    settings = build_settings({"input": str(data), "metrics": ["id_context_recall"]})
+    assert settings.model == "qwen2.5-coder-1.5b" and settings.thresholds["id_context_recall"] == 0.5
+    from localeval.pipeline import build_metrics
+
+    assert [m.name for m in build_metrics(settings)] == ["id_context_recall"]  # -m narrows; the other metrics' options are left aside
