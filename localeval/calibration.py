@@ -80,7 +80,14 @@ CALIBRATION_FORMAT = "localeval-calibration"
 # of another shape, or lacks a feature, so it is refused rather than misread.
 CALIBRATION_VERSION = 4
 MAX_CALIBRATION_BYTES = 1 << 20
-TASKS = ("attribution", "relevance")  # the calibration keys of context_recall and context_relevance
+
+
+def calibration_tasks() -> list[str]:
+    """The calibration keys the registered metrics declare (`Metric.calibration_key`): a metric
+    from another package that weighs its own features has its own table."""
+    from localeval.metrics import REGISTRY
+
+    return sorted({key for cls in REGISTRY.values() if (key := cls.calibration_key)})
 
 
 @dataclass(frozen=True)
@@ -116,12 +123,13 @@ def read_calibration_file(path: str) -> CalibrationFile:
             f"{path}: calibration file version {data.get('version')!r}; this localeval reads version {CALIBRATION_VERSION} "
             "(its judge prompts changed since: fit it again with `localeval calibrate`)"
         )
+    tasks = calibration_tasks()
     tables = data.get("tables")
     if not isinstance(tables, dict) or not tables or not all(isinstance(t, dict) for t in tables.values()):
-        raise ConfigError(f"{path}: 'tables' must map {' and/or '.join(TASKS)} to a calibration")
-    unknown = sorted(set(tables) - set(TASKS))
+        raise ConfigError(f"{path}: 'tables' must map {' and/or '.join(tasks)} to a calibration")
+    unknown = sorted(set(tables) - set(tasks))
     if unknown:
-        raise ConfigError(f"{path}: unknown calibration {', '.join(unknown)}; known: {', '.join(TASKS)}")
+        raise ConfigError(f"{path}: unknown calibration {', '.join(unknown)}; known: {', '.join(tasks)}")
     return CalibrationFile(path, hashlib.sha256(raw).hexdigest(), tables)
 
 

@@ -80,6 +80,9 @@ class Metric(Generic[P]):
     # Whether the metric can use a judge at all (what `localeval metrics` lists); whether this
     # instance, with its options, calls one is `uses_judge()`.
     needs_judge: ClassVar[bool] = False
+    # The key of the calibration table the metric's judge rule weighs its features with (in the
+    # catalog and in calibration files), or None for a metric without one.
+    calibration_key: ClassVar[str | None] = None
     Params: ClassVar[type[BaseModel]] = NoParams
     # The shape of `Score.details`: results files are read back through it, so a
     # report never meets a detail it does not understand.

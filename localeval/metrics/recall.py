@@ -204,6 +204,7 @@ class ContextRecall(Metric[RecallParams]):
     description = "Share of the reference's statements that the judge can attribute to the retrieved contexts."
     required_fields = ("user_input", "retrieved_contexts", "reference")
     needs_judge = True
+    calibration_key = CALIBRATION_KEY
     Params = RecallParams
     Details = RecallDetails
 

@@ -360,6 +360,7 @@ class ContextRelevance(Metric[RelevanceParams]):
     description = "Share of the retrieved context's sentences that are absolutely required to answer the question."
     required_fields = ("user_input", "retrieved_contexts")
     needs_judge = True
+    calibration_key = CALIBRATION_KEY
     Params = RelevanceParams
     Details = RelevanceDetails
 
