@@ -60,26 +60,34 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def hotpotqa(folder: Path, rng: random.Random) -> Iterator[dict[str, Any]]:
+def usable_hotpotqa(folder: Path) -> Iterator[dict[str, Any]]:
+    """The RPT HotpotQA records that may be trained on: neither an id reserved for evaluation
+    (never read past its id) nor a question of shared/data's dev rows, each once."""
     reserved = {line.strip() for line in open(SHARED / "reserved_hotpotqa_ids.txt", encoding="utf-8") if line.strip() and not line.startswith("#")}
     dev = {row["id"] for row in _jsonl(SHARED / "relevance_dev.jsonl")}
     seen: set[str] = set()
     for name in ("train", "dev", "test"):
         for record in _jsonl(folder / f"{name}.jsonl"):
-            qid = record["id"]
-            if qid in reserved or qid in dev or qid in seen:
-                continue
-            seen.add(qid)
-            titles, paragraphs = record["context"]["title"], record["context"]["sentences"]
-            facts = set(zip(record["supporting_facts"]["title"], record["supporting_facts"]["sent_id"]))
-            gold = [i for i, t in enumerate(titles) if any(t == ft for ft, _ in facts)]
-            distractors = [i for i in range(len(titles)) if i not in gold]
-            chosen = gold + rng.sample(distractors, min(DISTRACTOR_PARAGRAPHS, len(distractors)))
-            for p in chosen:
-                sentences = [s.strip() for s in paragraphs[p] if s.strip()]
-                paragraph = " ".join(sentences)
-                for index, sentence in enumerate(sentences):
-                    yield _row("relevance", record["question"], sentence, paragraph, int((titles[p], index) in facts), "hotpotqa", qid)
+            if record["id"] not in reserved and record["id"] not in dev and record["id"] not in seen:
+                seen.add(record["id"])
+                yield record
+
+
+def hotpotqa(folder: Path, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """Every sentence of a question's gold paragraphs (the non-supporting ones are the hard
+    negatives) and of DISTRACTOR_PARAGRAPHS others, each with its paragraph."""
+    for record in usable_hotpotqa(folder):
+        qid = record["id"]
+        titles, paragraphs = record["context"]["title"], record["context"]["sentences"]
+        facts = set(zip(record["supporting_facts"]["title"], record["supporting_facts"]["sent_id"]))
+        gold = [i for i, t in enumerate(titles) if any(t == ft for ft, _ in facts)]
+        distractors = [i for i in range(len(titles)) if i not in gold]
+        chosen = gold + rng.sample(distractors, min(DISTRACTOR_PARAGRAPHS, len(distractors)))
+        for p in chosen:
+            sentences = [s.strip() for s in paragraphs[p] if s.strip()]
+            paragraph = " ".join(sentences)
+            for index, sentence in enumerate(sentences):
+                yield _row("relevance", record["question"], sentence, paragraph, int((titles[p], index) in facts), "hotpotqa", qid)
 
 
 def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
@@ -89,28 +97,23 @@ def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
     contexts that match a supporting fact."""
     from localeval.text import split_sentences
 
-    reserved = {line.strip() for line in open(SHARED / "reserved_hotpotqa_ids.txt", encoding="utf-8") if line.strip() and not line.startswith("#")}
-    dev = {row["id"] for row in _jsonl(SHARED / "relevance_dev.jsonl")}
-    seen: set[str] = set()
-    for name in ("train", "dev", "test"):
-        for record in _jsonl(folder / f"{name}.jsonl"):
-            qid = record["id"]
-            if qid in reserved or qid in dev or qid in seen or not _validation("hotpotqa", qid):
-                continue
-            seen.add(qid)
-            titles, paragraphs = record["context"]["title"], record["context"]["sentences"]
-            facts = set(zip(record["supporting_facts"]["title"], record["supporting_facts"]["sent_id"]))
-            gold_text = [paragraphs[i][n].strip() for i, t in enumerate(titles) for ft, n in facts if t == ft and n < len(paragraphs[i])]
-            contexts = [" ".join(s.strip() for s in sentences if s.strip()) for sentences in paragraphs]
-            gold = [i for i, t in enumerate(titles) if any(t == ft for ft, _ in facts)]
-            others = [i for i in range(len(titles)) if i not in gold]
-            shapes = {"10": [list(range(len(titles)))], "3": [sorted([*gold, others[0]])], "1": [[i] for i in gold], "10 without gold": [others], "1 without gold": [others[:1]]}
-            for shape, variants in shapes.items():
-                for chosen in variants:
-                    units = [u for i in chosen for u in split_sentences(contexts[i])]
-                    answerable = "without" not in shape
-                    required = [k for k, u in enumerate(units) if answerable and any(u == g or (len(u) > 20 and u in g) or (len(g) > 20 and g in u) for g in gold_text)]
-                    yield {"source": "hotpotqa", "group": qid, "shape": shape, "question": record["question"], "contexts": [contexts[i] for i in chosen], "required": required}
+    for record in usable_hotpotqa(folder):
+        qid = record["id"]
+        if not _validation("hotpotqa", qid):
+            continue
+        titles, paragraphs = record["context"]["title"], record["context"]["sentences"]
+        facts = set(zip(record["supporting_facts"]["title"], record["supporting_facts"]["sent_id"]))
+        gold_text = [paragraphs[i][n].strip() for i, t in enumerate(titles) for ft, n in facts if t == ft and n < len(paragraphs[i])]
+        contexts = [" ".join(s.strip() for s in sentences if s.strip()) for sentences in paragraphs]
+        gold = [i for i, t in enumerate(titles) if any(t == ft for ft, _ in facts)]
+        others = [i for i in range(len(titles)) if i not in gold]
+        shapes = {"10": [list(range(len(titles)))], "3": [sorted([*gold, others[0]])], "1": [[i] for i in gold], "10 without gold": [others], "1 without gold": [others[:1]]}
+        for shape, variants in shapes.items():
+            for chosen in variants:
+                units = [u for i in chosen for u in split_sentences(contexts[i])]
+                answerable = "without" not in shape
+                required = [k for k, u in enumerate(units) if answerable and any(u == g or (len(u) > 20 and u in g) or (len(g) > 20 and g in u) for g in gold_text)]
+                yield {"source": "hotpotqa", "group": qid, "shape": shape, "question": record["question"], "contexts": [contexts[i] for i in chosen], "required": required}
 
 
 def squad(path: Path) -> Iterator[dict[str, Any]]:

@@ -350,6 +350,18 @@ def _capped(verdict: float) -> float:
     return max(-VERDICT_CAP, min(VERDICT_CAP, verdict))
 
 
+def _selection_details(units: Sequence[_Unit], selected: list[int], probabilities: Sequence[float], features: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    """What a sample's details say about a selection, whichever rule made it."""
+    return {
+        "selected": selected,
+        "selected_sentences": [units[i].text for i in selected],
+        "n_selected": len(selected),
+        "n_sentences": len(units),
+        "probabilities": [round(p, 4) for p in probabilities],
+        "features": [{k: round(v, 4) for k, v in f.items()} for f in features],
+    }
+
+
 def _relative(values: Sequence[float]) -> list[float]:
     top = max(values, default=0.0)
     return [v / top if top > 0 else 0.0 for v in values]
@@ -398,15 +410,8 @@ class ContextRelevance(Metric[RelevanceParams]):
             best[u.passage] = max(best.get(u.passage, value), value)
         probabilities = [calibration.probability(v + calibration.passage_weight * best[u.passage]) for u, v in zip(units, logits)]
         selected = [i for i, p in enumerate(probabilities) if p >= self.params.threshold]
-        details: dict[str, Any] = {
-            "selected": selected,
-            "selected_sentences": [units[i].text for i in selected],
-            "n_selected": len(selected),
-            "n_sentences": len(units),
-            "probabilities": [round(p, 4) for p in probabilities],
-            "features": [{"verifier": round(v, 4), "best_in_context": round(best[u.passage], 4)} for u, v in zip(units, logits)],
-        }
-        return Score(value=min(1.0, len(selected) / len(units)), details=details)
+        features = [{"verifier": v, "best_in_context": best[u.passage]} for u, v in zip(units, logits)]
+        return Score(value=min(1.0, len(selected) / len(units)), details=_selection_details(units, selected, probabilities, features))
 
     def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], list[str | None], int]:
         """The judge's log-odds that each passage is needed; each passage's text as the judge read
@@ -534,14 +539,7 @@ class ContextRelevance(Metric[RelevanceParams]):
         model = calibration_for(judge.calibration)
         probabilities = [model.probability(f) for f in features]
         selected = select_units(probabilities, features, params.threshold)
-        details: dict[str, Any] = {
-            "selected": selected,
-            "selected_sentences": [units[i].text for i in selected],
-            "n_selected": len(selected),
-            "n_sentences": len(units),
-            "probabilities": [round(p, 4) for p in probabilities],
-            "features": [{k: round(v, 4) for k, v in f.items()} for f in features],
-        }
+        details = _selection_details(units, selected, probabilities, features)
         if answer is not None:
             details["answer"] = answer
         if prompts > len(read):
