@@ -134,3 +134,38 @@ def test_a_utf16_file_is_named_as_such_on_every_line(tmp_path):
     result = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "-q"])
     assert result.exit_code == 2
     assert result.output.count("the file is UTF-16, not UTF-8") == 4
+
+
+def test_a_server_serving_a_catalog_judge_gets_its_calibration_with_or_without_model(monkeypatch):
+    import http.server
+    import threading
+
+    from localeval.judge import load_judge, openai_server
+    from localeval.models import CATALOG
+
+    monkeypatch.setattr(openai_server, "BACKOFF_SECONDS", 0.0)
+    models = json.dumps({"data": [{"id": "qwen2.5-coder-1.5b"}]}).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body, code = (models, 200) if self.path == "/v1/models" else (b"{}", 404)
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        named = load_judge("qwen2.5-coder-1.5b", judge_url=url)
+        unnamed = load_judge(None, judge_url=url)
+        assert unnamed.calibration == named.calibration == dict(CATALOG["qwen2.5-coder-1.5b"].calibration)
+        assert unnamed.describe()["model"] == "qwen2.5-coder-1.5b"
+    finally:
+        server.shutdown()

@@ -170,6 +170,10 @@ class ServerJudge:
     def calibration(self) -> Mapping[str, Mapping[str, Any]]:
         return self._calibration
 
+    def use_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        """Set the calibrations, once the served model is known (open_judge)."""
+        self._calibration = dict(tables)
+
     def count_tokens(self, text: str) -> int:
         if self._tokenizer is None:
             return max(1, math.ceil(len(text) / ESTIMATED_CHARS_PER_TOKEN))
@@ -298,13 +302,15 @@ def open_judge(target: str | None, options: JudgeOptions) -> ServerJudge:
         raise ConfigError("the openai backend needs a URL: --judge-url http://HOST:PORT/v1")
     if options.gpu_layers:
         raise ConfigError("--gpu-layers applies to the in-process judge; a server decides its own GPU offload")
-    name = options.model
-    return ServerJudge(
+    judge = ServerJudge(
         target,
-        name,
+        options.model,
         context_size=options.n_ctx or DEFAULT_CONTEXT,
         seed=options.seed or 0,
         concurrency=options.concurrency or DEFAULT_CONCURRENCY,
-        calibration=calibration_tables(CATALOG[name].calibration if name in CATALOG else {}, options),
         calibration_file=calibration_source(options),
     )
+    # The calibration of the model the server serves (the one asked for, or the only one it has):
+    # the same judge gets the same calibration with --model or without it.
+    judge.use_calibration(calibration_tables(CATALOG[judge.model].calibration if judge.model in CATALOG else {}, options))
+    return judge
