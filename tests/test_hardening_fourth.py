@@ -169,3 +169,19 @@ def test_a_server_serving_a_catalog_judge_gets_its_calibration_with_or_without_m
         assert unnamed.describe()["model"] == "qwen2.5-coder-1.5b"
     finally:
         server.shutdown()
+
+
+def test_a_run_of_the_id_metric_never_imports_numpy(tmp_path):
+    import subprocess
+    import sys
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
+    code = (
+        "import sys\nfrom localeval.cli import cli\ntry:\n"
+        f"    cli.main(['score', {str(data)!r}, '-m', 'id_context_recall', '-q'], standalone_mode=False)\n"
+        "finally:\n    print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

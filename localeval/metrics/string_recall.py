@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from rapidfuzz import distance, fuzz, process
+from rapidfuzz import distance, fuzz
 
 from localeval.judge import Judge
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption
 from localeval.samples import Sample
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy (and rapidfuzz's numpy-based `process`) are imported when the metric scores, not with the
+# registry: a run of other metrics never loads them (under tight memory, OpenBLAS's start-up can
+# end the process with exit code 1, which reads as a failed threshold).
 
 Measure = Literal["levenshtein", "hamming", "jaro", "jaro_winkler", "indel", "partial_ratio", "token_set_ratio"]
 
@@ -98,6 +104,8 @@ def _length_decided(retrieved: list[str], references: list[str], measure: str, t
     bound is computed with the operations rapidfuzz uses (a distance over its normaliser,
     then 1 - it, in float64), so it never disagrees with the kernel on which side of the
     threshold a pair falls. Vectorised: one Python pass to read the lengths."""
+    import numpy as np
+
     left = np.fromiter(map(len, retrieved), dtype=np.int64, count=len(retrieved))
     right = np.fromiter(map(len, references), dtype=np.int64, count=len(references))
     normaliser = np.maximum(left, right) if LENGTH_BOUND[measure] is max else left + right
@@ -115,6 +123,9 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
     stops early (its `score_cutoff`, several times faster). Every value that is
     returned is the exact similarity.
     """
+    import numpy as np
+    from rapidfuzz import process
+
     scorer, is_distance = MEASURES[measure]
     similarities = np.ones(len(retrieved), dtype=np.float64)
     pending = np.ones(len(retrieved), dtype=bool)
@@ -159,6 +170,8 @@ def best_first_similarities(left: list[str], right: list[str], spans: Sequence[t
     cutoff. The result is the same as one call at the threshold: every pair that could be
     the best is exact, and a reference's pairs reported as NaN are below its best (or, if
     it is not recalled, at most the threshold)."""
+    import numpy as np
+
     if threshold is None:
         return pair_similarities(left, right, measure, None)
     lengths = [abs(len(a) - len(b)) for a, b in zip(left, right)]
@@ -232,6 +245,8 @@ class NonLlmContextRecall(Metric[StringRecallParams]):
         return None
 
     def _score_all(self, samples: Sequence[Sample]) -> list[Score]:
+        import numpy as np
+
         params = self.params
         decides_by_equality = params.measure in EQUALITY_DECIDES
         left: list[str] = []
