@@ -140,5 +140,8 @@ def checked_calibration(path: str | None, metrics: Sequence[Any]) -> Calibration
         return None
     calibration = read_calibration_file(path)
     for metric in metrics:
-        metric.check_calibration(calibration.tables)
+        try:
+            metric.check_calibration(calibration.tables)
+        except ConfigError as error:  # a table's fault: say which file holds it
+            raise ConfigError(f"{path}: {error}") from None
     return calibration

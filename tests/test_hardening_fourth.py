@@ -185,3 +185,13 @@ def test_a_run_of_the_id_metric_never_imports_numpy(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_bad_table_in_a_calibration_file_names_the_file(tmp_path):
+    from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, checked_calibration
+    from localeval.metrics import create_metric
+
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps({"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION, "tables": {"attribution": {"intercept": 0, "weights": {"judge": 1}}}}))
+    with pytest.raises(ConfigError, match=f"{path}: calibration 'attribution': no weight for"):
+        checked_calibration(str(path), [create_metric("context_recall")])
