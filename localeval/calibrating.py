@@ -84,35 +84,44 @@ def _same_sentence(unit: str, wanted: str) -> bool:
     return a == b or (len(b) > 20 and b in a) or (len(a) > 20 and a in b)
 
 
+def _read_all(path: str) -> list[tuple[int, dict[str, Any]]]:
+    """Every labelled row, checked before the first judge call: a bad line stops the command
+    before it has spent minutes on the rows above it."""
+    name = input_name(path)
+    stream = open_binary(path)
+    try:
+        rows = []
+        for number, raw in numbered_lines(stream):
+            if raw is None:
+                raise InputError(name, number, None, "line too long")
+            rows.append((number, _read_row(raw, name, number)))
+        return rows
+    finally:
+        if path != STDIN:
+            stream.close()
+
+
 def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: None) -> LabelledRows:
     """Each labelled row through the metric's own code: its features and its label."""
     rows = LabelledRows()
     statements = recall.ContextRecall()
     units = relevance.ContextRelevance()
     name = input_name(path)
-    stream = open_binary(path)
-    try:
-        for number, raw in numbered_lines(stream):
-            if raw is None:
-                raise InputError(name, number, None, "line too long")
-            row = _read_row(raw, name, number)
-            sample = Sample(user_input=row.get("user_input", ""), retrieved_contexts=row["retrieved_contexts"])
-            try:
-                if "statement" in row:
-                    score = statements.score_statements(sample, [row["statement"]], judge)
-                    rows.statements.append(score.details["statements"][0]["features"])
-                    rows.labels.append(int(row["label"]))
-                else:
-                    score = units.score_batch([sample], judge)[0]
-                    texts = [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
-                    rows.questions.append(score.details.get("features", []))
-                    rows.required.append({i for i, text in enumerate(texts) if any(_same_sentence(text, w) for w in row["required"])})
-            except JudgeError as error:
-                rows.errors.append(f"{name}:{number}: {error}")
-            on_row(number)
-    finally:
-        if path != STDIN:
-            stream.close()
+    for number, row in _read_all(path):
+        sample = Sample(user_input=row.get("user_input", ""), retrieved_contexts=row["retrieved_contexts"])
+        try:
+            if "statement" in row:
+                score = statements.score_statements(sample, [row["statement"]], judge)
+                rows.statements.append(score.details["statements"][0]["features"])
+                rows.labels.append(int(row["label"]))
+            else:
+                score = units.score_batch([sample], judge)[0]
+                texts = [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+                rows.questions.append(score.details.get("features", []))
+                rows.required.append({i for i, text in enumerate(texts) if any(_same_sentence(text, w) for w in row["required"])})
+        except JudgeError as error:
+            rows.errors.append(f"{name}:{number}: {error}")
+        on_row(number)
     return rows
 
 

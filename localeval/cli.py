@@ -315,17 +315,27 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
         finally:
             bar.close()
         description = judge.describe()
-        tables, figures = {}, {}
+        tables, figures, unfitted = {}, {}, []
+        # Each kind is fitted on its own: a kind that cannot be fitted (too few rows, one class)
+        # is reported, and the other kind's fit is still written.
         if rows.labels:
-            tables["attribution"], figures["attribution"] = calibrating.fit_attribution(rows, recall.calibration_for(judge.calibration))
+            try:
+                tables["attribution"], figures["attribution"] = calibrating.fit_attribution(rows, recall.calibration_for(judge.calibration))
+            except LocalevalError as error:
+                unfitted.append(str(error))
         if rows.questions:
-            tables["relevance"], figures["relevance"] = calibrating.fit_relevance(rows, relevance.calibration_for(judge.calibration))
+            try:
+                tables["relevance"], figures["relevance"] = calibrating.fit_relevance(rows, relevance.calibration_for(judge.calibration))
+            except LocalevalError as error:
+                unfitted.append(str(error))
     finally:
         judge.close()
     for problem in rows.errors:
         click.echo(f"localeval: {plain(problem)} (left out of the fit)", err=True)
     if not tables:
-        raise ConfigError(f"{labels_path} has no labelled rows")
+        raise ConfigError(f"{labels_path}: nothing could be fitted" + (f" ({'; '.join(unfitted)})" if unfitted else " (no labelled rows)"))
+    for problem in unfitted:
+        click.echo(f"localeval: {plain(problem)}; the other kind is fitted and written", err=True)
     for task, numbers in figures.items():
         cells = "; ".join(f"{name} {', '.join(f'{k} {v:.3f}' for k, v in numbers[name].items())}" for name in ("fitted", "shipped"))
         click.echo(f"{task} ({numbers['rows']} rows, cross-validated by row): {cells}")

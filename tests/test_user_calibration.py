@@ -85,3 +85,21 @@ def test_calibrate_names_a_bad_labels_line(small_model_path, write_jsonl, tmp_pa
     labels = write_jsonl([{"retrieved_contexts": ["x"], "statement": "y", "label": 2}], name="labels.jsonl")
     result = CliRunner().invoke(cli, ["calibrate", str(labels), "-o", str(tmp_path / "c.json"), "--model", str(small_model_path)])
     assert result.exit_code == EXIT_USAGE and "labels.jsonl:1: field 'label'" in result.stderr
+
+
+def test_calibrate_checks_every_line_before_the_judge_and_keeps_the_kind_it_can_fit(small_model_path, write_jsonl, tmp_path):
+    good = [{"retrieved_contexts": [f"Bridge {i} opened in {1900 + i}."], "statement": f"Bridge {i} opened in {1900 + i}.", "label": i % 2} for i in range(24)]
+    bad = write_jsonl([*good, {"retrieved_contexts": ["x"], "statement": "y", "label": 2}], name="bad.jsonl")
+    result = CliRunner().invoke(cli, ["calibrate", str(bad), "-o", str(tmp_path / "c.json"), "--model", str(small_model_path), "--threads", "1"])
+    assert result.exit_code == EXIT_USAGE and "bad.jsonl:25: field 'label'" in result.stderr
+    from localeval.calibrating import _read_all
+
+    with pytest.raises(Exception, match="bad.jsonl:25"):
+        _read_all(str(bad))  # the whole file is read and checked before any judge call
+
+    few_questions = [{"user_input": "q", "retrieved_contexts": ["a. b."], "required": ["a."]}] * 3
+    mixed = write_jsonl([*good, *few_questions], name="mixed.jsonl")
+    written = tmp_path / "mixed.json"
+    result = CliRunner().invoke(cli, ["calibrate", str(mixed), "-o", str(written), "--model", str(small_model_path), "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    assert "relevance needs at least" in result.stderr and set(json.loads(written.read_text())["tables"]) == {"attribution"}
