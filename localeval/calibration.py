@@ -12,8 +12,10 @@ A GGUF file that is not in the catalog uses `DEFAULT_MODELS`, documented there.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from localeval.errors import ConfigError, JudgeError
@@ -98,6 +100,25 @@ class CalibrationFile:
     path: str
     sha256: str
     tables: Mapping[str, Mapping[str, Any]]
+    fitted_judge: Mapping[str, Any] | None = None  # the judge it was fitted with: backend, model, sha256, url
+
+    def judge_mismatch(self, model: str | None) -> str | None:
+        """Why this file may not fit the judge `model` names (a catalog name, a path, or a served
+        model's name; None: the default), or None when it was fitted for it or cannot tell. By
+        the catalog's SHA-256 where both sides have one, else by name: nothing is hashed here."""
+        from localeval.models import CATALOG, DEFAULT_MODEL, MODEL_ENV
+
+        fitted = self.fitted_judge or {}
+        choice = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+        expected_sha = CATALOG[choice].sha256 if choice in CATALOG else None
+        expected_name = choice if choice in CATALOG else Path(choice).name
+        if fitted.get("sha256") and expected_sha:
+            same = fitted["sha256"] == expected_sha
+        elif fitted.get("model"):
+            same = fitted["model"] == expected_name
+        else:
+            return None
+        return None if same else f"{self.path} was fitted for the judge {fitted.get('model')!r}, and this run's judge is {expected_name!r}: its weights read another model's answers"
 
     def source(self) -> dict[str, str]:
         return {"path": self.path, "sha256": self.sha256}
@@ -130,7 +151,8 @@ def read_calibration_file(path: str) -> CalibrationFile:
     unknown = sorted(set(tables) - set(tasks))
     if unknown:
         raise ConfigError(f"{path}: unknown calibration {', '.join(unknown)}; known: {', '.join(tasks)}")
-    return CalibrationFile(path, hashlib.sha256(raw).hexdigest(), tables)
+    fitted = data.get("fitted", {}).get("judge") if isinstance(data.get("fitted"), dict) else None
+    return CalibrationFile(path, hashlib.sha256(raw).hexdigest(), tables, fitted if isinstance(fitted, dict) else None)
 
 
 def checked_calibration(path: str | None, metrics: Sequence[Any]) -> CalibrationFile | None:

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from localeval import models as model_store
+from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
@@ -194,6 +195,10 @@ def score_command(
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
         click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)
+    if settings.calibration and judged:
+        mismatch = read_calibration_file(settings.calibration).judge_mismatch(settings.model)
+        if mismatch:
+            click.echo(f"localeval: warning: {mismatch}", err=True)
     if (settings.model or settings.judge_url) and not quiet and not judged:
         click.echo("localeval: no selected metric decides with the judge (the verifier decides), so the judge named is not loaded; drop --verifier to judge with it", err=True)
     show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())

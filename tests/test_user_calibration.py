@@ -103,3 +103,17 @@ def test_calibrate_checks_every_line_before_the_judge_and_keeps_the_kind_it_can_
     result = CliRunner().invoke(cli, ["calibrate", str(mixed), "-o", str(written), "--model", str(small_model_path), "--threads", "1"])
     assert result.exit_code == 0, result.output
     assert "relevance needs at least" in result.stderr and set(json.loads(written.read_text())["tables"]) == {"attribution"}
+
+
+def test_a_calibration_fitted_for_another_judge_is_used_with_a_warning(small_model_path, write_jsonl, tmp_path):
+    from localeval.models import CATALOG
+
+    fitted = {"backend": "gguf", "model": "qwen2.5-coder-0.5b", "sha256": CATALOG["qwen2.5-coder-0.5b"].sha256, "url": None}
+    document = {"format": "localeval-calibration", "version": CALIBRATION_VERSION,
+                "tables": {"attribution": dict(CATALOG["qwen2.5-coder-1.5b"].calibration["attribution"])}, "fitted": {"judge": fitted}}
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(document))
+    args = ["score", str(write_jsonl([SAMPLE])), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path), "--calibration", str(path), "-q"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "warning" in result.stderr and "fitted for the judge 'qwen2.5-coder-0.5b'" in result.stderr
