@@ -115,8 +115,13 @@ def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: N
                 rows.statements.append(score.details["statements"][0]["features"])
                 rows.labels.append(int(row["label"]))
             else:
-                score = units.score_batch([sample], judge)[0]
                 texts = [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+                unmatched = [w for w in row["required"] if not any(_same_sentence(text, w) for text in texts)]
+                if unmatched:  # a label that names no sentence would teach the fit that nothing was required
+                    rows.errors.append(f"{name}:{number}: field 'required': {unmatched[0][:80]!r} is not a sentence of the retrieved contexts")
+                    on_row(number)
+                    continue
+                score = units.score_batch([sample], judge)[0]
                 rows.questions.append(score.details.get("features", []))
                 rows.required.append({i for i, text in enumerate(texts) if any(_same_sentence(text, w) for w in row["required"])})
         except JudgeError as error:

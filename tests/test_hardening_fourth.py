@@ -195,3 +195,16 @@ def test_a_bad_table_in_a_calibration_file_names_the_file(tmp_path):
     path.write_text(json.dumps({"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION, "tables": {"attribution": {"intercept": 0, "weights": {"judge": 1}}}}))
     with pytest.raises(ConfigError, match=f"{path}: calibration 'attribution': no weight for"):
         checked_calibration(str(path), [create_metric("context_recall")])
+
+
+def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_name(tmp_path):
+    from localeval.calibrating import collect
+    from localeval.testing import ScriptedJudge
+
+    labels = tmp_path / "labels.jsonl"
+    contexts = ["Alpha is here. Beta is there."]
+    labels.write_text(json.dumps({"user_input": "q", "retrieved_contexts": contexts, "required": ["Gamma is nowhere."]}) + "\n"
+                      + json.dumps({"user_input": "q", "retrieved_contexts": contexts, "required": ["Alpha is here."]}) + "\n")
+    rows = collect(str(labels), ScriptedJudge(lambda messages: 0.9))
+    assert len(rows.questions) == 1 and rows.required == [{0}]
+    assert rows.errors == [f"{labels}:1: field 'required': 'Gamma is nowhere.' is not a sentence of the retrieved contexts"]
