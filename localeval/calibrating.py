@@ -17,13 +17,13 @@ against the calibration the judge ships with, on the same rows.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic_core import from_json
 
 from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
 from localeval.errors import InputError, JudgeError, LocalevalError
@@ -57,9 +57,9 @@ def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]
 
 def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
     try:
-        row = json.loads(raw)
+        row = from_json(raw)  # pydantic's parser, as the input reader's: it refuses unpaired surrogates
     except (ValueError, RecursionError):
-        raise InputError(name, number, None, "invalid JSON") from None
+        raise InputError(name, number, None, "invalid JSON (or text no model can read, such as an unpaired surrogate)") from None
     if not isinstance(row, dict):
         raise InputError(name, number, None, "expected a JSON object")
     if ("statement" in row) == ("required" in row):

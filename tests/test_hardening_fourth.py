@@ -208,3 +208,13 @@ def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_n
     rows = collect(str(labels), ScriptedJudge(lambda messages: 0.9))
     assert len(rows.questions) == 1 and rows.required == [{0}]
     assert rows.errors == [f"{labels}:1: field 'required': 'Gamma is nowhere.' is not a sentence of the retrieved contexts"]
+
+
+def test_a_labels_line_with_a_lone_surrogate_is_refused_by_line(tmp_path):
+    from localeval.calibrating import _read_all
+    from localeval.errors import InputError
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"retrieved_contexts": ["ok"], "statement": "fine", "label": 1}\n{"retrieved_contexts": ["\\ud800"], "statement": "x", "label": 1}\n')
+    with pytest.raises(InputError, match=":2:"):
+        _read_all(str(labels))
