@@ -84,6 +84,12 @@ def _options(values: tuple[str, ...], flags: dict[str, Any]) -> dict[str, dict[s
     return options
 
 
+def _stderr_is_a_terminal() -> bool:
+    """Whether progress can be drawn: standard error is open (a process started with it closed
+    has None) and is a terminal."""
+    return sys.stderr is not None and sys.stderr.isatty()
+
+
 def _crash_report(error: BaseException) -> str:
     """Save the traceback of an unexpected error; return where it is."""
     handle = tempfile.NamedTemporaryFile("w", prefix="localeval-crash-", suffix=".txt", delete=False, encoding="utf-8")
@@ -201,7 +207,7 @@ def score_command(
             click.echo(f"localeval: warning: {mismatch}", err=True)
     if (settings.model or settings.judge_url) and not quiet and not judged:
         click.echo("localeval: no selected metric decides with the judge (the verifier decides), so the judge named is not loaded; drop --verifier to judge with it", err=True)
-    show_progress = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
+    show_progress = (not quiet) and (progress if progress is not None else _stderr_is_a_terminal())
     bar: list[Progress] = []
 
     def start(done: int) -> None:
@@ -314,7 +320,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
     judge = JudgeSpec.of(judge_settings, "calibrate").load()
     try:
-        bar = Progress(count_lines(labels_path), enabled=sys.stderr.isatty())
+        bar = Progress(count_lines(labels_path), enabled=_stderr_is_a_terminal())
         try:
             rows = calibrating.collect(labels_path, judge, on_row=lambda _: bar.advance())
         finally:

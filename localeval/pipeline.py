@@ -169,6 +169,8 @@ def _open_stream(output: str) -> IO[bytes]:
     """Standard output, or a device or pipe named by -o (/dev/null, a FIFO): written as a
     stream, without the run header, a lock or resume."""
     if output == STDIO:
+        if sys.stdout is None:  # started with standard output closed
+            raise ConfigError("-o -: standard output is closed, so the results have nowhere to go; give -o FILE")
         return sys.stdout.buffer
     try:
         return open(output, "wb")

@@ -6,6 +6,7 @@ REFRESH seconds, so it costs nothing next to scoring.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -19,8 +20,9 @@ BLOCK = 1 << 20  # bytes read at a time when counting lines
 class Progress:
     def __init__(self, total: int | None, stream: TextIO | None = None, enabled: bool = True) -> None:
         self.total = total
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
+        chosen: TextIO | None = stream or sys.stderr
+        self.enabled = enabled and chosen is not None  # standard error closed: nothing to draw on
+        self.stream: TextIO = chosen if chosen is not None else io.StringIO()  # never drawn on when disabled
         self.done = 0
         self._start = time.monotonic()
         self._last_draw = 0.0

@@ -218,3 +218,18 @@ def test_a_labels_line_with_a_lone_surrogate_is_refused_by_line(tmp_path):
     labels.write_text('{"retrieved_contexts": ["ok"], "statement": "fine", "label": 1}\n{"retrieved_contexts": ["\\ud800"], "statement": "x", "label": 1}\n')
     with pytest.raises(InputError, match=":2:"):
         _read_all(str(labels))
+
+
+def test_closed_standard_streams_give_one_line_or_a_normal_run(tmp_path):
+    import subprocess
+    import sys
+
+    data = str(ROOT / "examples" / "rag_samples.jsonl")
+    out = tmp_path / "o.jsonl"
+    base = [sys.executable, "-m", "localeval", "score", data, "-m", "id_context_recall"]
+    no_stderr = subprocess.run([*base, "-o", str(out)], stderr=subprocess.DEVNULL, stdout=subprocess.PIPE, cwd=tmp_path, pass_fds=(), close_fds=True,
+                               preexec_fn=lambda: __import__("os").close(2))
+    assert no_stderr.returncode == 0 and len(out.read_text().splitlines()) == 5
+    no_stdout = subprocess.run([*base, "-o", "-"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                               preexec_fn=lambda: __import__("os").close(1))
+    assert no_stdout.returncode == 2 and "standard output is closed" in no_stdout.stderr
