@@ -91,7 +91,7 @@ def rubric_validator(allowed: frozenset[str], required: frozenset[str]) -> Calla
     return validate
 
 
-def rubric_turns_verifier_off(data: Any) -> Any:
+def refuse_rubric_with_verifier(data: Any) -> Any:
     """A judge metric's raw options, refused (ValueError) when a rubric and the verifier are both
     asked for: the rubric replaces the judge's task, and the verifier reads none."""
     if not isinstance(data, dict) or data.get("rubric") in (None, ""):

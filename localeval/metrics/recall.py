@@ -38,7 +38,7 @@ from localeval.judge.prompts import (
 )
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption, shorten
 from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric, rubric_turns_verifier_off, rubric_validator
+from localeval.rubric import Rubric, refuse_rubric_with_verifier, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import Verifier, load_verifier
@@ -87,7 +87,7 @@ class RecallParams(BaseModel):
     def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
         """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
         true a rubric is refused."""
-        return rubric_turns_verifier_off(data)
+        return refuse_rubric_with_verifier(data)
 
     statements: Literal["sentences", "claims"] = Field(
         "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
@@ -278,12 +278,6 @@ class ContextRecall(Metric[RecallParams]):
 
     def uses_judge(self) -> bool:
         return not self.params.verifier or self.params.statements == "claims"
-
-    def describe_params(self) -> dict[str, Any]:
-        described = super().describe_params()
-        if self.params.verifier:
-            described["verifier_file"] = load_verifier().describe()
-        return described
 
     def _score_verified(self, sample: Sample, statements: Sequence[str], tally: UsageTally) -> Score:
         """Each statement's P(attributed) from the verifier's best window; the reason quotes that

@@ -75,7 +75,7 @@ from localeval.judge.prompts import (
 )
 from localeval.metrics.base import Metric, Score, ShareOption
 from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric, rubric_turns_verifier_off, rubric_validator
+from localeval.rubric import Rubric, refuse_rubric_with_verifier, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import load_verifier
@@ -117,6 +117,11 @@ ANSWER_CHARS = 120  # the judge's short answer: a phrase, not a sentence (the gr
 ANSWER_TOKENS = 64  # a ceiling: ANSWER_CHARS of ordinary text is 30-40 tokens, plus the JSON around it
 
 
+def _no_units() -> Score:
+    """A sample whose retrieved contexts have no unit: nothing is required, whichever rule decides."""
+    return Score(value=0.0, details={"selected": [], "selected_sentences": [], "n_selected": 0, "n_sentences": 0})
+
+
 class ShortAnswer(BaseModel):
     answer: str = Field(max_length=ANSWER_CHARS)
 
@@ -129,7 +134,7 @@ class RelevanceParams(BaseModel):
     def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
         """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
         true a rubric is refused."""
-        return rubric_turns_verifier_off(data)
+        return refuse_rubric_with_verifier(data)
 
     unit: Literal["sentence", "line", "chunk"] = Field(
         "sentence", description="what is counted: pysbd sentences (ragas), lines, or whole retrieved contexts (promptfoo's units)"
@@ -388,19 +393,13 @@ class ContextRelevance(Metric[RelevanceParams]):
     def uses_judge(self) -> bool:
         return not self.params.verifier
 
-    def describe_params(self) -> dict[str, Any]:
-        described = super().describe_params()
-        if self.params.verifier:
-            described["verifier_file"] = load_verifier().describe()
-        return described
-
     def _score_verified(self, sample: Sample) -> Score:
         """Each unit's P(required) from the verifier, which reads the question, the unit and the
         retrieved context it belongs to; the units at or above the threshold are selected, and
         none selected is "insufficient information"."""
         units = _units(sample, self.params.unit, self.params.language)
         if not units:
-            return Score(value=0.0, details={"selected": [], "selected_sentences": [], "n_selected": 0, "n_sentences": 0})
+            return _no_units()
         verifier = load_verifier()
         passages = list(sample.retrieved_contexts or [])
         logits = verifier.logits("relevance", [(sample.user_input or "", u.text, passages[u.passage]) for u in units])
@@ -494,7 +493,7 @@ class ContextRelevance(Metric[RelevanceParams]):
         question = sample.user_input or ""
         units = _units(sample, params.unit, params.language)
         if not units:
-            return Score(value=0.0, details={"selected": [], "selected_sentences": [], "n_selected": 0, "n_sentences": 0})
+            return _no_units()
         passages = list(sample.retrieved_contexts or [])
         overlap, passage_overlap, bridge = _question_overlap(question, units, len(passages), params.language)
         read = self._passages_read(units, passage_overlap)

@@ -95,10 +95,6 @@ class Verifier:
                 values[i] = float(row[column])
         return values
 
-    def probabilities(self, task: str, pairs: Sequence[tuple[str, str, str]]) -> list[float]:
-        calibration = self.calibration[task]
-        return [calibration.probability(logit) for logit in self.logits(task, pairs)]
-
 
 def shipped_path() -> Path:
     return Path(str(resources.files("localeval.verifier").joinpath(FILE_NAME)))
