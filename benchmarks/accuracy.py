@@ -628,7 +628,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}
-    judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), n_threads=args.threads), shipped)
+    judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
     limit = args.limit.get
     report: dict[str, Any] = {"judge": catalog_name or path.name, "limit": args.limit, "shift": args.shift}
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}

@@ -355,7 +355,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     click.echo(output)
 
 
-SERVE_JUDGE_FLAGS = ("n_ctx", "threads", "seed", "gpu_layers")  # the model is the argument; the rest are a client's
+SERVE_JUDGE_FLAGS = ("n_ctx", "threads", "seed", "gpu_layers", "backend_options")  # the model is the argument; the rest are a client's
 
 
 @cli.command("serve")
@@ -373,7 +373,7 @@ def serve_command(model: str | None, host: str, port: int, **judge_settings: Any
 
     click.echo(f"localeval: serving {model or 'the default judge'} at http://{host}:{port}/v1 (Ctrl-C stops)", err=True)
     spec = JudgeSpec.of({"model": model, **judge_settings}, "serve")
-    serve(spec.model, host=host, port=port, n_ctx=spec.n_ctx, threads=spec.threads, seed=spec.seed, gpu_layers=spec.gpu_layers)
+    serve(spec, host=host, port=port)
 
 
 @cli.group("models")
@@ -414,6 +414,17 @@ def models_verify(name: str | None) -> None:
 def models_path(name: str | None) -> None:
     """Print where NAME is (or would be) stored."""
     click.echo(str(model_store.model_path(name or model_store.DEFAULT_MODEL)))
+
+
+@models_group.command("options")
+def models_options() -> None:
+    """List each judge backend's own options, for --judge-option KEY=VALUE or [judge.backend_options]."""
+    from localeval.judge.backends import list_backend_options
+
+    for backend, options in list_backend_options().items():
+        click.echo(f"{backend}:")
+        for name, option in options.items():
+            click.echo(f"  {name}={option['default']}  {option['description']}")
 
 
 def main() -> None:

@@ -12,14 +12,11 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
+from localeval.judge.spec import SPEED_KEY
 from localeval.metrics import Metric
 from localeval.settings import RunSettings
 
 PACKAGES = ("localeval", "rapidfuzz", "pysbd", "pydantic", "numpy", "llama_cpp_python")
-# Judge settings that change how fast it runs, not what it says (threads; requests in flight to a
-# server, whose answers do not depend on it): a resume on a
-# machine with another core count may continue a run.
-NOT_IN_IDENTITY = frozenset({"n_threads", "concurrency"})
 
 
 def _version(package: str) -> str | None:
@@ -45,13 +42,13 @@ def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: d
 
 
 def _identity(run: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a provenance that decide the scores."""
+    """The parts of a provenance that decide the scores: all but the judge's speed settings."""
     judge = run.get("judge")
     return {
         "input": (run.get("input") or {}).get("sha256"),
         "metrics": run.get("metrics"),
         "map": run.get("map"),
-        "judge": {k: v for k, v in judge.items() if k not in NOT_IN_IDENTITY} if isinstance(judge, dict) else judge,
+        "judge": {k: v for k, v in judge.items() if k != SPEED_KEY} if isinstance(judge, dict) else judge,
         "localeval": run.get("localeval"),
     }
 

@@ -101,7 +101,7 @@ def shared_judge(model: str | None = None, n_ctx: int | None = None, n_threads: 
     """The judge, loaded on first use and reused by every later call in the process
     (so a test session loads the model once). It lives as long as the process, so it is
     closed at exit, before the interpreter tears down what llama.cpp's finaliser needs."""
-    judge = load_judge(model, n_ctx=n_ctx, n_threads=n_threads)
+    judge = load_judge(model, n_ctx=n_ctx, threads=n_threads)
     atexit.register(judge.close)
     return judge
 

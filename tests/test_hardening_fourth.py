@@ -80,10 +80,13 @@ def test_a_configs_judge_server_is_announced_even_with_quiet(tmp_path):
 
 
 def test_a_resume_names_the_differing_key_with_both_values_and_ignores_speed_settings():
-    before = {"input": {"sha256": "x"}, "metrics": {"m": {"threshold": 0.5, "long": "a" * 200}}, "judge": {"file": "f", "n_threads": 2, "concurrency": 4}}
+    before = {"input": {"sha256": "x"}, "metrics": {"m": {"threshold": 0.5, "long": "a" * 200}}, "judge": {"file": "f", "speed": {"n_threads": 2, "concurrency": 4}}}
     now = json.loads(json.dumps(before))
-    now["judge"]["concurrency"], now["judge"]["n_threads"] = 1, 8
+    now["judge"]["speed"] = {"concurrency": 1, "n_threads": 8, "timeout": 5.0}
     assert resume_differences(before, now) == []
+    now["judge"]["n_batch"] = 256
+    assert resume_differences(before, now) == ["judge.n_batch: (not set) then, 256 now"]
+    del now["judge"]["n_batch"]
     now["metrics"]["m"]["threshold"] = 0.6
     assert resume_differences(before, now) == ["metrics.m.threshold: 0.5 then, 0.6 now"]
 

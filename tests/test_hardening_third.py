@@ -329,7 +329,7 @@ def test_the_api_takes_one_metric_name_and_checks_thresholds():
             evaluate([sample], ["id_context_recall"], thresholds={"id_context_recall": bad})
     with pytest.raises(AssertionError, match="empty input never passes"):
         assert_metric([], "id_context_recall", 1.0)
-    with pytest.raises(ConfigError, match="n_ctx must be between"):
+    with pytest.raises(ConfigError, match="'n_ctx': Input should be greater than or equal to 512"):
         load_judge("anything.gguf", n_ctx=10)
 
 

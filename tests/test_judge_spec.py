@@ -77,3 +77,45 @@ def test_the_readmes_config_example_is_a_valid_config(tmp_path):
     from localeval.pipeline import build_metrics
 
     assert [m.name for m in build_metrics(settings)] == ["id_context_recall"]  # -m narrows; the other metrics' options are left aside
+
+
+def test_a_backends_own_options_are_validated_by_that_backend(tmp_path):
+    from localeval.judge import load_judge
+
+    with pytest.raises(ConfigError, match="judge option 'n_bach': the gguf backend has no such option \\(its options: n_batch\\)"):
+        load_judge("smollm2-135m", backend_options={"n_bach": 8})
+    with pytest.raises(ConfigError, match="judge option 'timeout' for the openai backend"):
+        load_judge(None, judge_url="http://127.0.0.1:9/v1", backend_options={"timeout": -1})
+    data = tmp_path / "samples.jsonl"
+    data.write_text('{"user_input": "q", "retrieved_contexts": ["c"], "reference": "r"}\n')
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "context_recall", "--no-verifier", "--model", "smollm2-135m", "--judge-option", "batch=8"])
+    assert result.exit_code == 2 and "judge option 'batch': the gguf backend has no such option" in result.output
+    result = CliRunner().invoke(cli, ["score", str(data), "--judge-option", "n_batch"])
+    assert result.exit_code == 2 and "'n_batch' is not KEY=VALUE" in result.output
+
+
+def test_backend_options_come_from_the_command_line_or_the_config_files_judge_table(tmp_path):
+    from localeval.settings import build_settings
+
+    data = tmp_path / "samples.jsonl"
+    data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
+    (tmp_path / "localeval.toml").write_text('[judge]\njudge_url = "http://127.0.0.1:9/v1"\n[judge.backend_options]\ntimeout = 30\n')
+    settings = build_settings({"input": str(data)})
+    assert JudgeSpec.of(settings).backend_options == {"timeout": 30}
+    given = build_settings({"input": str(data), "backend_options": {"timeout": "5"}})
+    assert JudgeSpec.of(given).backend_options == {"timeout": "5"}  # the command line's table replaces the file's
+    assert {flag_name("backend_options")} <= _flags("score") & _flags("calibrate") & _flags("serve")
+
+
+def test_models_options_lists_every_backends_options():
+    result = CliRunner().invoke(cli, ["models", "options"])
+    assert result.exit_code == 0
+    assert "gguf:\n  n_batch=512" in result.output and "openai:\n  timeout=300.0" in result.output and "retries=3" in result.output
+
+
+def test_the_gguf_backend_loads_with_its_options_and_records_them(small_model_path):
+    from localeval.judge import load_judge
+
+    with load_judge(str(small_model_path), n_ctx=1024, threads=1, backend_options={"n_batch": "64"}) as judge:
+        description = judge.describe()
+        assert description["n_batch"] == 64 and description["speed"] == {"n_threads": 1}

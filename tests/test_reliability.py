@@ -136,7 +136,7 @@ def test_scoring_with_the_judge_opens_no_connection(no_network, small_model_path
 
     with pytest.raises(AssertionError, match="network use attempted"):
         socket.create_connection(("127.0.0.1", 9))  # the fixture really blocks
-    judge = load_judge(str(small_model_path), n_ctx=1024, n_threads=2)
+    judge = load_judge(str(small_model_path), n_ctx=1024, threads=2)
     run = evaluate(
         [{"user_input": "Where is the tower?", "retrieved_contexts": ["The tower is in Paris."], "reference": "It is in Paris.", "reference_contexts": ["The tower is in Paris."], "retrieved_context_ids": [1], "reference_context_ids": [1]}],
         ["context_relevance", "context_recall", "nonllm_context_recall", "id_context_recall"],

@@ -91,7 +91,7 @@ def server(small_model_path):
 def test_server_judge_agrees_with_the_in_process_judge(server, small_model_path):
     metrics = [create_metric("context_recall", JUDGED), create_metric("context_relevance", JUDGED)]
     remote = evaluate(SAMPLES, metrics, judge=load_judge(SMALL_MODEL, judge_url=server)).results
-    with load_judge(str(small_model_path), n_ctx=2048, n_threads=1) as local_judge:
+    with load_judge(str(small_model_path), n_ctx=2048, threads=1) as local_judge:
         local = evaluate(SAMPLES, metrics, judge=local_judge).results
     differences = []
     for a, b in zip(remote, local):

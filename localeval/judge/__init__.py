@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from localeval.judge.spec import JudgeSpec
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -62,25 +65,19 @@ class Judge(Protocol):
         ...
 
 
-def load_judge(
-    model: str | None = None,
-    *,
-    n_ctx: int | None = None,
-    n_threads: int | None = None,
-    seed: int | None = None,
-    gpu_layers: int | None = None,
-    judge_url: str | None = None,
-    concurrency: int | None = None,
-    calibration: Any = None,
-) -> Judge:
+def load_judge(model: str | JudgeSpec | None = None, *, calibration: Any = None, **settings: Any) -> Judge:
     """A judge: `model` is a GGUF path or catalog name (else $LOCALEVAL_MODEL, else the
-    default), or with `judge_url` the name of a model an OpenAI-compatible server serves.
+    default), or a whole JudgeSpec; `settings` are JudgeSpec's fields (n_ctx, threads, seed,
+    gpu_layers, judge_url, judge_concurrency, backend_options), checked as the CLI's are.
     `calibration` (a localeval.calibration.CalibrationFile, from `localeval calibrate`)
     replaces the catalog's calibrations for the tasks it has.
 
     Imports the backend only now, so nothing pays for llama.cpp until a judge is needed.
     """
-    from localeval.judge.backends import open_backend
+    from localeval.judge.spec import JudgeSpec
 
-    judge: Judge = open_backend(model, n_ctx=n_ctx, n_threads=n_threads, seed=seed, gpu_layers=gpu_layers, judge_url=judge_url, concurrency=concurrency, calibration=calibration)
-    return judge
+    if isinstance(model, JudgeSpec):
+        if settings:
+            raise TypeError("load_judge: give a JudgeSpec or settings, not both")
+        return model.load(calibration)
+    return JudgeSpec.of({"model": model, **settings}, "load_judge").load(calibration)

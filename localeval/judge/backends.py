@@ -1,21 +1,26 @@
 """Judge backends by name: the one place a judge spec becomes a judge.
 
-A spec is `BACKEND:TARGET`: `gguf:PATH` or `gguf:CATALOG_NAME` (llama.cpp in this
+A model is `BACKEND:TARGET`: `gguf:PATH` or `gguf:CATALOG_NAME` (llama.cpp in this
 process, the default), `openai:URL` (an OpenAI-compatible server; the model name
-comes from --model). A spec without a scheme is a GGUF path or catalog name.
-A new backend is one module with an `open_judge(target, options)` function and
-one line in BACKENDS; modules are imported only when their backend is used.
+comes from --model). A model without a scheme is a GGUF path or catalog name.
+A new backend is one module with an `Options` model (its own settings, given as
+`--judge-option KEY=VALUE`) and an `open_judge(target, spec, options, calibration)`
+function, and one line in BACKENDS; modules are imported only when their backend is used.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
 
 from localeval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from localeval.judge.spec import JudgeSpec
 
 BACKENDS: dict[str, str] = {
     "gguf": "localeval.judge.llama",
@@ -23,34 +28,21 @@ BACKENDS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class JudgeOptions:
-    """What every backend may be told; each uses what applies to it and says what it cannot honour."""
-
-    model: str | None = None  # openai: the served model's name
-    n_ctx: int | None = None
-    n_threads: int | None = None
-    seed: int | None = None
-    gpu_layers: int | None = None
-    concurrency: int | None = None  # openai: requests in flight
-    # A user's calibration (localeval.calibration.CalibrationFile): its tables replace the
-    # catalog's for the tasks it has; its path and SHA-256 go into the judge's description.
-    calibration: Any = None
-
-
-def calibration_tables(catalog: Mapping[str, Mapping[str, Any]], options: JudgeOptions) -> dict[str, Mapping[str, Any]]:
-    """The calibrations a judge applies: the catalog's, each replaced by the user's file's when it has one."""
+def calibration_tables(catalog: Mapping[str, Mapping[str, Any]], calibration: Any) -> dict[str, Mapping[str, Any]]:
+    """The calibrations a judge applies: the catalog's, each replaced by the user's file's
+    (a localeval.calibration.CalibrationFile, or None) when it has one."""
     tables = dict(catalog)
-    if options.calibration is not None:
-        tables.update(options.calibration.tables)
+    if calibration is not None:
+        tables.update(calibration.tables)
     return tables
 
 
-def calibration_source(options: JudgeOptions) -> dict[str, str] | None:
-    return options.calibration.source() if options.calibration is not None else None
+def calibration_source(calibration: Any) -> dict[str, str] | None:
+    """The user's calibration file's path and SHA-256, for the judge's description."""
+    return calibration.source() if calibration is not None else None
 
 
-def parse_spec(model: str | None, judge_url: str | None) -> tuple[str, str | None]:
+def parse_model(model: str | None, judge_url: str | None) -> tuple[str, str | None]:
     """(backend, target) for --model and --judge-url."""
     if judge_url:
         return "openai", judge_url
@@ -62,19 +54,46 @@ def parse_spec(model: str | None, judge_url: str | None) -> tuple[str, str | Non
     return "gguf", model
 
 
-def open_backend(model: str | None, *, judge_url: str | None = None, **settings: Any) -> Any:
-    """The judge `model` and `judge_url` name; without either, $LOCALEVAL_MODEL is read here, as
-    a spec like --model's (`openai:URL` works in both), before the backend is chosen."""
+def backend_options_model(backend: str) -> type[BaseModel]:
+    """The options model of a backend (its module's `Options`)."""
+    options: type[BaseModel] = importlib.import_module(BACKENDS[backend]).Options
+    return options
+
+
+def list_backend_options() -> dict[str, dict[str, dict[str, Any]]]:
+    """Each backend's own options with their default and help, for `localeval models options` and the docs."""
+    return {
+        backend: {
+            name: {"default": info.default, "description": info.description or ""}
+            for name, info in backend_options_model(backend).model_fields.items()
+        }
+        for backend in BACKENDS
+    }
+
+
+def checked_options(backend: str, values: Mapping[str, Any]) -> BaseModel:
+    model = backend_options_model(backend)
+    unknown = sorted(set(values) - set(model.model_fields))
+    if unknown:
+        known = ", ".join(model.model_fields) or "none"
+        raise ConfigError(f"judge option '{unknown[0]}': the {backend} backend has no such option (its options: {known})")
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"judge option '{'.'.join(str(p) for p in first['loc'])}' for the {backend} backend: {first['msg']}") from None
+
+
+def open_backend(spec: JudgeSpec, calibration: Any = None) -> Any:
+    """The judge `spec` names; without a model or URL, $LOCALEVAL_MODEL is read here, as a
+    model like --model's (`openai:URL` works in both), before the backend is chosen. The spec's
+    backend options are validated by that backend's options model first."""
     from localeval.models import MODEL_ENV
 
-    if model is None and judge_url is None:
+    model = spec.model
+    if model is None and spec.judge_url is None:
         model = os.environ.get(MODEL_ENV) or None
-    from localeval.judge.spec import MAX_CONTEXT, MIN_CONTEXT
-
-    n_ctx = settings.get("n_ctx")
-    if n_ctx is not None and not MIN_CONTEXT <= n_ctx <= MAX_CONTEXT:
-        raise ConfigError(f"n_ctx must be between {MIN_CONTEXT} and {MAX_CONTEXT} tokens (no judge prompt fits in fewer), got {n_ctx}")
-    scheme, target = parse_spec(model, judge_url)
-    options = JudgeOptions(model=model if scheme == "openai" and judge_url else None, **settings)
-    opener: Callable[[str | None, JudgeOptions], Any] = importlib.import_module(BACKENDS[scheme]).open_judge
-    return opener(target, options)
+    backend, target = parse_model(model, spec.judge_url)
+    options = checked_options(backend, spec.backend_options)
+    module = importlib.import_module(BACKENDS[backend])
+    return module.open_judge(target, spec, options, calibration)

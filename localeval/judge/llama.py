@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.errors import JudgeError, ModelError
 from localeval.files import file_sha256
 from localeval.judge import Message, T, Usage
-from localeval.judge.backends import JudgeOptions, calibration_source, calibration_tables
+from localeval.judge.backends import calibration_source, calibration_tables
 from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter
+from localeval.judge.spec import SPEED_KEY, JudgeSpec, speed_only
 
 DEFAULT_CONTEXT = 4096  # tokens: a HotpotQA sample (~1,400 tokens) and most RAG prompts fit
 DEFAULT_SEED = 0
@@ -33,6 +34,21 @@ ANSWER_MAX_TOKENS = 512  # a ceiling only: schemas bound every field, so answers
 # on 2 cores) are restored in milliseconds after a relevance prompt took the cache.
 SNAPSHOT_MIN_TOKENS = 128
 SNAPSHOTS_KEPT = 4  # distinct heads (a few tens of MB for the default judge)
+DEFAULT_BATCH = 512  # llama-cpp-python's default
+
+
+class Options(BaseModel):
+    """The gguf backend's own settings (--judge-option KEY=VALUE). Each field is named as
+    llama_cpp.Llama's argument of the same meaning and handed to it as is, in process and by
+    `localeval serve`: adding one is a field here. A field marked `identity: False` changes
+    speed or memory, not what the judge says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_batch: int = Field(
+        DEFAULT_BATCH, ge=1, le=1 << 16,
+        description="Prompt tokens llama.cpp evaluates per step; part of a run's identity (another split of the prompt can move a logit in its last digits).",
+    )
 
 
 def parse_answer(text: str, schema: type[T]) -> T:
@@ -65,6 +81,7 @@ class LlamaJudge:
         n_threads: int | None = None,
         seed: int = DEFAULT_SEED,
         gpu_layers: int = 0,
+        options: Options | None = None,
         catalog_name: str | None = None,
         calibration: Mapping[str, Mapping[str, Any]] | None = None,
         calibration_file: dict[str, str] | None = None,
@@ -79,7 +96,8 @@ class LlamaJudge:
         self.n_threads = n_threads or default_threads()
         self._calibration = dict(calibration or {})
         self._calibration_file = calibration_file
-        self._runtime = LlamaRuntime(model_path, n_ctx=n_ctx, n_threads=self.n_threads, seed=seed, gpu_layers=gpu_layers)
+        self.options = options or Options()
+        self._runtime = LlamaRuntime(model_path, n_ctx=n_ctx, n_threads=self.n_threads, seed=seed, gpu_layers=gpu_layers, extra=self.options.model_dump())
         self._grammars: dict[str, Any] = {}
         self._sha256: str | None = None
         self._formatters: dict[bool, Any] = {}
@@ -239,19 +257,21 @@ class LlamaJudge:
         """Provenance for the results: which weights, which settings."""
         if self._sha256 is None:
             self._sha256 = file_sha256(self.model_path)
+        chosen, speed = self.options.model_dump(), speed_only(Options)
         return {
             "backend": "gguf",
             "model": self.catalog_name or self.model_path.name,
             "file": self.model_path.name,
             "sha256": self._sha256,
             "n_ctx": self.context_size,
-            "n_threads": self.n_threads,
             "gpu_layers": self.gpu_layers,
             "seed": self.seed,
             "temperature": 0.0,
             "calibration": {k: dict(v) for k, v in self._calibration.items()},
             "calibration_file": self._calibration_file,
             "llama_cpp_python": self._runtime.version,
+            **{k: v for k, v in chosen.items() if k not in speed},
+            SPEED_KEY: {"n_threads": self.n_threads, **{k: v for k, v in chosen.items() if k in speed}},  # how fast, not what
         }
 
     def close(self) -> None:
@@ -274,18 +294,19 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return count
 
 
-def open_judge(target: str | None, options: JudgeOptions) -> LlamaJudge:
+def open_judge(target: str | None, spec: JudgeSpec, options: Options, calibration: Any = None) -> LlamaJudge:
     """The `gguf` backend: `target` is a GGUF path or catalog name (None: $LOCALEVAL_MODEL, else the default)."""
     from localeval.models import CATALOG, resolve_model
 
     path, catalog_name = resolve_model(target)
     return LlamaJudge(
         path,
-        n_ctx=options.n_ctx or DEFAULT_CONTEXT,
-        n_threads=options.n_threads,
-        seed=DEFAULT_SEED if options.seed is None else options.seed,
-        gpu_layers=options.gpu_layers or 0,
+        n_ctx=spec.n_ctx or DEFAULT_CONTEXT,
+        n_threads=spec.threads,
+        seed=DEFAULT_SEED if spec.seed is None else spec.seed,
+        gpu_layers=spec.gpu_layers or 0,
+        options=options,
         catalog_name=catalog_name,
-        calibration=calibration_tables(CATALOG[catalog_name].calibration if catalog_name else {}, options),
-        calibration_file=calibration_source(options),
+        calibration=calibration_tables(CATALOG[catalog_name].calibration if catalog_name else {}, calibration),
+        calibration_file=calibration_source(calibration),
     )

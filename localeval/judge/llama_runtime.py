@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -93,7 +93,8 @@ def safe_loading(llama_cpp: Any) -> Iterator[bool]:
 class LlamaRuntime:
     """A loaded GGUF model: tokens in, logits and completions out. Close it (or use `with`)."""
 
-    def __init__(self, model_path: Path, *, n_ctx: int, n_threads: int, seed: int, gpu_layers: int = 0) -> None:
+    def __init__(self, model_path: Path, *, n_ctx: int, n_threads: int, seed: int, gpu_layers: int = 0, extra: Mapping[str, Any] | None = None) -> None:
+        """`extra`: more llama_cpp.Llama arguments (the gguf backend's options), passed as they are."""
         self.version = check_version()
         # Imported here (nothing pays for llama.cpp until a judge is loaded) and typed as
         # Any: this module uses its private state on purpose, behind the version check.
@@ -115,6 +116,7 @@ class LlamaRuntime:
             flash_attn=True,  # about +25% prefill on CPU here
             verbose=False,
         )
+        arguments.update(extra or {})
         try:
             with safe_loading(llama_cpp) as self.extra_buffer_types:
                 self._llm: Any = llama_cpp.Llama(**arguments)

@@ -32,10 +32,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from localeval.errors import ConfigError, JudgeError, ModelError
 from localeval.judge import Message, T, Usage
-from localeval.judge.backends import JudgeOptions, calibration_source, calibration_tables
+from localeval.judge.backends import calibration_source, calibration_tables
 from localeval.judge.llama import DEFAULT_CONTEXT, parse_answer
+from localeval.judge.spec import SPEED_KEY, JudgeSpec
 
 TIMEOUT_SECONDS = 300.0  # one request; a CPU server on a long prompt is slow
 RETRIES = 3
@@ -46,6 +49,16 @@ ESTIMATED_CHARS_PER_TOKEN = 3  # when the server cannot tokenize: errs towards m
 
 
 MAX_RESPONSE_BYTES = 8 << 20  # a verdict or a claims list is a few kilobytes
+
+
+class Options(BaseModel):
+    """The openai backend's own settings (--judge-option KEY=VALUE). Both are speed and patience
+    only: a server's answer does not depend on them, so a resume may change them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout: float = Field(TIMEOUT_SECONDS, gt=0, le=86400, description="Seconds one request may take, its answer included.", json_schema_extra={"identity": False})
+    retries: int = Field(RETRIES, ge=0, le=20, description="Attempts again after a connection error or a 5xx answer.", json_schema_extra={"identity": False})
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -82,6 +95,7 @@ class ServerJudge:
         seed: int = 0,
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = TIMEOUT_SECONDS,
+        retries: int = RETRIES,
         calibration: Mapping[str, Mapping[str, Any]] | None = None,
         calibration_file: dict[str, str] | None = None,
     ) -> None:
@@ -92,6 +106,7 @@ class ServerJudge:
         self.seed = seed
         self.concurrency = concurrency
         self.timeout = timeout
+        self.retries = retries
         self._context_size = context_size
         self._calibration = dict(calibration or {})
         self._calibration_file = calibration_file
@@ -102,9 +117,10 @@ class ServerJudge:
 
     # -- transport ---------------------------------------------------------
 
-    def _request(self, url: str, payload: dict[str, Any] | None, retries: int = RETRIES) -> Any:
+    def _request(self, url: str, payload: dict[str, Any] | None, retries: int | None = None) -> Any:
         """One request with a deadline for the whole answer, retried on connection errors,
         timeouts and 5xx answers; a 4xx or 3xx answer raises _ClientError at once."""
+        retries = self.retries if retries is None else retries
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="GET" if data is None else "POST")
         last = ""
@@ -186,7 +202,7 @@ class ServerJudge:
             raise JudgeError(f"the judge server's tokenize answer has no list of tokens ({str(answer)[:80]})")
         return len(answer["tokens"])
 
-    def _chat(self, messages: list[Message], retries: int = RETRIES, **fields: Any) -> tuple[dict[str, Any], Usage]:
+    def _chat(self, messages: list[Message], retries: int | None = None, **fields: Any) -> tuple[dict[str, Any], Usage]:
         started = time.perf_counter()
         payload = {"model": self.model, "messages": messages, "temperature": 0.0, "seed": self.seed, **fields}
         answer = self._request(f"{self.base_url}/chat/completions", payload, retries)
@@ -249,7 +265,7 @@ class ServerJudge:
             "n_ctx": self._context_size,
             "seed": self.seed,
             "temperature": 0.0,
-            "concurrency": self.concurrency,
+            SPEED_KEY: {"concurrency": self.concurrency, "timeout": self.timeout, "retries": self.retries},  # how fast, not what: a resume may change it
             "tokenizer": self._tokenizer[0] if self._tokenizer else f"estimate: {ESTIMATED_CHARS_PER_TOKEN} characters a token",
             "calibration": {k: dict(v) for k, v in self._calibration.items()},
             "calibration_file": self._calibration_file,
@@ -294,23 +310,25 @@ class _ClientError(Exception):
         super().__init__(f"HTTP {code}: {body}")
 
 
-def open_judge(target: str | None, options: JudgeOptions) -> ServerJudge:
+def open_judge(target: str | None, spec: JudgeSpec, options: Options, calibration: Any = None) -> ServerJudge:
     """The `openai` backend: `target` is the server's base URL (for example http://127.0.0.1:8000/v1)."""
     from localeval.models import CATALOG
 
     if not target:
         raise ConfigError("the openai backend needs a URL: --judge-url http://HOST:PORT/v1")
-    if options.gpu_layers:
+    if spec.gpu_layers:
         raise ConfigError("--gpu-layers applies to the in-process judge; a server decides its own GPU offload")
     judge = ServerJudge(
         target,
-        options.model,
-        context_size=options.n_ctx or DEFAULT_CONTEXT,
-        seed=options.seed or 0,
-        concurrency=options.concurrency or DEFAULT_CONCURRENCY,
-        calibration_file=calibration_source(options),
+        spec.model if spec.judge_url else None,
+        context_size=spec.n_ctx or DEFAULT_CONTEXT,
+        seed=spec.seed or 0,
+        concurrency=spec.judge_concurrency or DEFAULT_CONCURRENCY,
+        timeout=options.timeout,
+        retries=options.retries,
+        calibration_file=calibration_source(calibration),
     )
     # The calibration of the model the server serves (the one asked for, or the only one it has):
     # the same judge gets the same calibration with --model or without it.
-    judge.use_calibration(calibration_tables(CATALOG[judge.model].calibration if judge.model in CATALOG else {}, options))
+    judge.use_calibration(calibration_tables(CATALOG[judge.model].calibration if judge.model in CATALOG else {}, calibration))
     return judge

@@ -16,8 +16,9 @@ import os
 from typing import Any
 
 from localeval.errors import ConfigError, ModelError
-from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, default_threads
+from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, Options, default_threads
 from localeval.judge.llama_runtime import check_version, safe_loading
+from localeval.judge.spec import JudgeSpec
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -33,30 +34,31 @@ def _server_modules() -> tuple[Any, Any, Any, Any]:
     return importlib.import_module("llama_cpp"), app, settings, uvicorn
 
 
-def serve(
-    model: str | None, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, n_ctx: int | None = None, threads: int | None = None,
-    seed: int | None = None, gpu_layers: int | None = None,
-) -> None:
-    """Serve `model` (a catalog name or GGUF path; default: $LOCALEVAL_MODEL, else the
-    default judge) until interrupted, loaded with the settings the in-process judge takes (a
-    GPU offload that the installed build cannot do is refused, as there). The served name is
-    the catalog name, else the file name."""
+def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) -> None:
+    """Serve `spec.model` (a catalog name or GGUF path; default: $LOCALEVAL_MODEL, else the
+    default judge) until interrupted, loaded with the settings the in-process judge takes (the
+    gguf backend's options included; a GPU offload that the installed build cannot do is
+    refused, as there). The served name is the catalog name, else the file name."""
+    from localeval.judge.backends import checked_options
     from localeval.models import check_gguf, resolve_model
 
-    path, catalog_name = resolve_model(model)
+    options = checked_options("gguf", spec.backend_options)
+    assert isinstance(options, Options)
+    gpu_layers, count = spec.gpu_layers, spec.threads or default_threads()
+    path, catalog_name = resolve_model(spec.model)
     check_gguf(path)
     check_version()
     llama_cpp, app_module, settings_module, uvicorn = _server_modules()
     if gpu_layers and not llama_cpp.llama_supports_gpu_offload():
         raise ModelError(f"--gpu-layers {gpu_layers} asks for GPU offload, but the installed llama-cpp-python was built without a GPU backend; reinstall it with CMAKE_ARGS (see the README's Scale out section), or drop --gpu-layers")
-    count = threads or default_threads()
     model_settings = settings_module.ModelSettings(
         model=str(path),
         model_alias=catalog_name or path.name,
-        n_ctx=n_ctx or DEFAULT_CONTEXT,
+        n_ctx=spec.n_ctx or DEFAULT_CONTEXT,
+        **options.model_dump(),
         n_threads=count,
         n_threads_batch=count,
-        seed=DEFAULT_SEED if seed is None else seed,
+        seed=DEFAULT_SEED if spec.seed is None else spec.seed,
         n_gpu_layers=gpu_layers or 0,
         flash_attn=True,
         verbose=False,

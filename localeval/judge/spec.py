@@ -3,7 +3,9 @@
 A setting's name, bounds and help live here and nowhere else: the config file's keys
 (`FileSettings` inherits them), the command-line flags of `score` and `calibrate` (generated
 from the fields by `judge_flags`), what a run, `calibrate` and a Ray worker load a judge with
-(`JudgeSpec.load`). Adding a judge option is one field here and the backend that uses it.
+(`JudgeSpec.load`). Adding a judge option shared by backends is one field here and the backend
+that uses it; an option only one backend has is a field of that backend's own `Options` model,
+given as `--judge-option KEY=VALUE` or in `[judge.backend_options]`, and touches nothing here.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ if TYPE_CHECKING:
 MIN_CONTEXT = 512  # tokens: below this no judge prompt fits
 MAX_CONTEXT = 1 << 20
 MAX_THREADS = 512
+# A judge's description (Judge.describe) keeps the settings that change how fast it answers, not
+# what it says, under this key; a resume compares everything else.
+SPEED_KEY = "speed"
 
 
 class JudgeSpec(BaseModel):
@@ -37,13 +42,16 @@ class JudgeSpec(BaseModel):
     calibration: str | None = Field(None, description="Use this calibration file (written by `localeval calibrate`) instead of the catalog's.")
     judge_url: str | None = Field(None, description="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
     judge_concurrency: int | None = Field(None, ge=1, le=256, description="Requests kept in flight to a judge server (default 4).", json_schema_extra={"identity": False})
+    backend_options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="A backend's own judge option, KEY=VALUE (repeatable; `localeval models options` lists them), validated by that backend."
+    )
 
     @classmethod
     def of(cls, values: Any, where: str = "judge settings") -> JudgeSpec:
         """The spec of `values` (a mapping, or settings that carry these fields), ConfigError naming `where` when one is out of range."""
         data = values if isinstance(values, dict) else {name: getattr(values, name) for name in cls.model_fields}
         try:
-            return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
+            return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields and not (k == "backend_options" and v is None)})
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ConfigError(f"{where}: '{'.'.join(str(p) for p in first['loc'])}': {first['msg']}") from None
@@ -51,16 +59,32 @@ class JudgeSpec(BaseModel):
     def load(self, calibration: Any = None) -> Judge:
         """The judge this spec names; `calibration` is the file `calibration` names, read and
         checked (localeval.calibration.read_calibration_file), whose tables replace the catalog's."""
-        from localeval.judge import load_judge
+        from localeval.judge.backends import open_backend
 
-        return load_judge(
-            self.model, n_ctx=self.n_ctx, n_threads=self.threads, seed=self.seed, gpu_layers=self.gpu_layers,
-            judge_url=self.judge_url, concurrency=self.judge_concurrency, calibration=calibration,
-        )
+        judge: Judge = open_backend(self, calibration)
+        return judge
+
+
+BACKEND_OPTION_FLAG = "--judge-option"
 
 
 def flag_name(field: str) -> str:
-    return "--" + field.replace("_", "-")
+    return BACKEND_OPTION_FLAG if field == "backend_options" else "--" + field.replace("_", "-")
+
+
+def _backend_options(context: Any, parameter: Any, values: tuple[str, ...]) -> dict[str, str] | None:
+    """--judge-option KEY=VALUE pairs as a mapping (None when none is given, so a config's table stands)."""
+    import click
+
+    options: dict[str, str] = {}
+    for pair in values:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise click.BadParameter(f"'{pair}' is not KEY=VALUE", context, parameter)
+        if key.strip() in options:
+            raise click.BadParameter(f"'{key.strip()}' is given twice", context, parameter)
+        options[key.strip()] = value.strip()
+    return options or None
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,6 +102,9 @@ def judge_flags(*fields: str) -> Callable[[F], F]:
         for name in reversed(chosen):
             info = JudgeSpec.model_fields[name]
             kind: Any = int if int in getattr(info.annotation, "__args__", ()) else None
+            if name == "backend_options":
+                decorated = click.option(flag_name(name), name, multiple=True, metavar="KEY=VALUE", callback=_backend_options, help=info.description)(decorated)
+                continue
             if name == "calibration":
                 kind = click.Path(dir_okay=False)
             decorated = click.option(flag_name(name), name, type=kind, help=info.description)(decorated)
@@ -86,4 +113,10 @@ def judge_flags(*fields: str) -> Callable[[F], F]:
     return decorate
 
 
-NOT_IN_IDENTITY = frozenset(name for name, info in JudgeSpec.model_fields.items() if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("identity") is False)
+def speed_only(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of a settings model marked `identity: False`: they change how fast a judge
+    answers, not what it says, so a judge describes them under "speed" and a resume may change them."""
+    return frozenset(name for name, info in model.model_fields.items() if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("identity") is False)
+
+
+NOT_IN_IDENTITY = speed_only(JudgeSpec)
