@@ -46,7 +46,7 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     n_batch: int = Field(
-        DEFAULT_BATCH, ge=1, le=1 << 16,
+        default=DEFAULT_BATCH, ge=1, le=1 << 16,
         description="Prompt tokens llama.cpp evaluates per step; part of a run's identity (another split of the prompt can move a logit in its last digits).",
     )
 

@@ -57,8 +57,8 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    timeout: float = Field(TIMEOUT_SECONDS, gt=0, le=86400, description="Seconds one request may take, its answer included.", json_schema_extra={"identity": False})
-    retries: int = Field(RETRIES, ge=0, le=20, description="Attempts again after a connection error or a 5xx answer.", json_schema_extra={"identity": False})
+    timeout: float = Field(default=TIMEOUT_SECONDS, gt=0, le=86400, description="Seconds one request may take, its answer included.", json_schema_extra={"identity": False})
+    retries: int = Field(default=RETRIES, ge=0, le=20, description="Attempts again after a connection error or a 5xx answer.", json_schema_extra={"identity": False})
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
