@@ -82,7 +82,7 @@ def test_the_readmes_config_example_is_a_valid_config(tmp_path):
 def test_a_backends_own_options_are_validated_by_that_backend(tmp_path):
     from localeval.judge import load_judge
 
-    with pytest.raises(ConfigError, match="judge option 'n_bach': the gguf backend has no such option \\(its options: n_batch\\)"):
+    with pytest.raises(ConfigError, match="judge option 'n_bach': the gguf backend has no such option \\(its options: n_batch, use_mlock\\)"):
         load_judge("smollm2-135m", backend_options={"n_bach": 8})
     with pytest.raises(ConfigError, match="judge option 'timeout' for the openai backend"):
         load_judge(None, judge_url="http://127.0.0.1:9/v1", backend_options={"timeout": -1})
@@ -116,6 +116,6 @@ def test_models_options_lists_every_backends_options():
 def test_the_gguf_backend_loads_with_its_options_and_records_them(small_model_path):
     from localeval.judge import load_judge
 
-    with load_judge(str(small_model_path), n_ctx=1024, threads=1, backend_options={"n_batch": "64"}) as judge:
+    with load_judge(str(small_model_path), n_ctx=1024, threads=1, backend_options={"n_batch": "64", "use_mlock": "true"}) as judge:
         description = judge.describe()
-        assert description["n_batch"] == 64 and description["speed"] == {"n_threads": 1}
+        assert description["n_batch"] == 64 and description["speed"] == {"n_threads": 1, "use_mlock": True}

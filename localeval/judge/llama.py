@@ -49,6 +49,10 @@ class Options(BaseModel):
         default=DEFAULT_BATCH, ge=1, le=1 << 16,
         description="Prompt tokens llama.cpp evaluates per step; part of a run's identity (another split of the prompt can move a logit in its last digits).",
     )
+    use_mlock: bool = Field(
+        default=False, description="Lock the model in RAM, so a busy machine never pages it out mid-run (memory, not verdicts).",
+        json_schema_extra={"identity": False},
+    )
 
 
 def parse_answer(text: str, schema: type[T]) -> T:
