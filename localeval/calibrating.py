@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic_core import from_json
 
 from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
-from localeval.errors import InputError, JudgeError, LocalevalError
+from localeval.errors import JudgeError, LocalevalError
 from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
-from localeval.io import STDIN, input_name, numbered_lines, open_binary
+from localeval.io import input_name
 from localeval.judge import Judge
+from localeval.labels import read_labels
 from localeval.metrics import recall, relevance
 from localeval.samples import Sample
 from localeval.text import split_sentences
@@ -48,57 +48,11 @@ class LabelledRows:
     errors: list[str] = field(default_factory=list)
 
 
-def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]:
-    value = row.get(key)
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise InputError(name, number, key, "must be a list of strings")
-    return value
-
-
-def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
-    try:
-        row = from_json(raw)  # pydantic's parser, as the input reader's: it refuses unpaired surrogates
-    except (ValueError, RecursionError):
-        raise InputError(name, number, None, "invalid JSON (or text no model can read, such as an unpaired surrogate)") from None
-    if not isinstance(row, dict):
-        raise InputError(name, number, None, "expected a JSON object")
-    if ("statement" in row) == ("required" in row):
-        raise InputError(name, number, None, "a labelled row has either 'statement' and 'label' (attribution) or 'required' (relevance)")
-    _strings(row, "retrieved_contexts", name, number)
-    if not isinstance(row.get("user_input", ""), str):
-        raise InputError(name, number, "user_input", "must be a string")
-    if "statement" in row:
-        if not isinstance(row["statement"], str) or not row["statement"].strip():
-            raise InputError(name, number, "statement", "must be a non-empty string")
-        if row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
-            raise InputError(name, number, "label", "must be 1 (attributable) or 0 (not)")
-    else:
-        _strings(row, "required", name, number)
-    return row
-
-
 def _same_sentence(unit: str, wanted: str) -> bool:
     """A required sentence matches a unit verbatim, or when one contains the other (sentence
     splitters disagree on a few boundaries)."""
     a, b = unit.strip(), wanted.strip()
     return a == b or (len(b) > 20 and b in a) or (len(a) > 20 and a in b)
-
-
-def _read_all(path: str) -> list[tuple[int, dict[str, Any]]]:
-    """Every labelled row, checked before the first judge call: a bad line stops the command
-    before it has spent minutes on the rows above it."""
-    name = input_name(path)
-    stream = open_binary(path)
-    try:
-        rows = []
-        for number, raw in numbered_lines(stream):
-            if raw is None:
-                raise InputError(name, number, None, "line too long")
-            rows.append((number, _read_row(raw, name, number)))
-        return rows
-    finally:
-        if path != STDIN:
-            stream.close()
 
 
 def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: None) -> LabelledRows:
@@ -107,7 +61,7 @@ def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: N
     statements = recall.ContextRecall()
     units = relevance.ContextRelevance()
     name = input_name(path)
-    for number, row in _read_all(path):
+    for number, row in read_labels(path):
         sample = Sample(user_input=row.get("user_input", ""), retrieved_contexts=row["retrieved_contexts"])
         try:
             if "statement" in row:

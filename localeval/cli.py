@@ -151,6 +151,8 @@ def cli() -> None:
 @click.option("--map", "map_values", multiple=True, metavar="KEY=FIELD", help="Read the input key KEY as the ragas field FIELD, e.g. --map question_text=user_input (repeatable).")
 @click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE, in [0, 1] (repeatable).")
 @click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE, in [0, 1] (repeatable).")
+@click.option("--threshold-on", type=click.Choice(["mean", "lower"]), help="What --min-mean compares: the mean (default), or the lower bound of its 95% interval, so a gate fails only when the pipeline is worse with confidence.")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help="Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered mean and interval.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per sample and metric.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary with the failing samples (a CI job summary).")
@@ -192,7 +194,7 @@ def score_command(
     }
     given = {"fail_on_error": flags.pop("fail_on_error") or None, "metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
     given.update({key: flags[key] for key in JudgeSpec.model_fields})
-    given["ray"] = flags["ray_address"]
+    given.update(ray=flags["ray_address"], threshold_on=flags["threshold_on"], labels=flags["labels_path"])
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:

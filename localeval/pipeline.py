@@ -27,6 +27,7 @@ from typing import IO, Any
 from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
 from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
+from localeval.gold import read_gold
 from localeval.io import MAX_LINE_BYTES, read_records
 from localeval.judge import Judge
 from localeval.judge.spec import JudgeSpec
@@ -91,9 +92,11 @@ def _check_paths(settings: RunSettings) -> None:
             raise ConfigError("--resume needs --output FILE: it continues that file")
         if settings.input == STDIO or not Path(settings.input).is_file():
             raise ConfigError("--resume needs the input to be a regular file: its SHA-256 is checked against the results")
+    if settings.labels is not None and (settings.labels == STDIO or not Path(settings.labels).is_file()):
+        raise ConfigError(f"--labels {settings.labels}: not a file (the labels are read before scoring, from a file)")
     config_path = (settings.config_source or {}).get("file", "")
     refuse_overlaps(
-        {"INPUT": settings.input if settings.input != STDIO else "", "the config file": config_path},
+        {"INPUT": settings.input if settings.input != STDIO else "", "the config file": config_path, "--labels": settings.labels or ""},
         {"-o": settings.output or "", "--summary-json": settings.summary_json or "", "--junit-xml": settings.junit_xml or "", "--markdown": settings.markdown or ""},
     )
 
@@ -285,7 +288,10 @@ def score_file(
             f"--calibration {settings.calibration}: a calibration weighs the judge rule's features, and no selected metric decides with the judge "
             "(the verifier decides): drop --verifier to use it, or leave --calibration out"
         )
-    summary = Summary([m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics))
+    summary = Summary(
+        [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
+        gate_on=settings.threshold_on, gold=read_gold(settings.labels) if settings.labels is not None else None,
+    )
     source = _open_source(settings, metrics, judge)
     try:
         return _run(settings, metrics, summary, source, on_start, on_row, on_message)

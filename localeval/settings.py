@@ -15,7 +15,7 @@ import hashlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
@@ -47,6 +47,8 @@ class FileSettings(JudgeSpec):
     metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: all four)")
     thresholds: dict[str, Share] = Field(default_factory=dict, description="a sample passes when its score is >= this")
     min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
+    threshold_on: Literal["mean", "lower"] = Field("mean", description="what min_mean compares: the mean, or the lower bound of its 95% interval")
+    labels: str | None = Field(None, description="labels file (localeval calibrate's) whose rows with an id give those samples human scores: a prediction-powered mean")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="metric options, by metric")
     map: dict[str, str] = Field(default_factory=dict, description="input key -> ragas field")
     fail_on_error: bool = Field(False, description="exit 1 when any sample could not be scored by a metric (a judge error, a missing field)")
@@ -144,7 +146,7 @@ def _judge_table(data: dict[str, Any], label: str) -> dict[str, Any]:
     return {**rest, **table}
 
 
-PATH_KEYS = ("output", "summary_json", "junit_xml", "markdown", "calibration")
+PATH_KEYS = ("output", "summary_json", "junit_xml", "markdown", "calibration", "labels")
 PATH_OPTIONS = ("rubric",)  # metric options that name a file
 
 

@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from localeval.errors import ConfigError
 from localeval.results import Outcome, ResultRow
@@ -23,6 +23,7 @@ MAX_DISTINCT = 10_000
 BINS = 10_000
 BIN_WIDTH = 1.0 / BINS
 Z95 = 1.959964  # the normal distribution's two-sided 95% quantile
+GateOn = Literal["mean", "lower"]  # what --min-mean compares: the mean, or its 95% interval's lower bound
 
 
 class ScoreDistribution:
@@ -127,6 +128,24 @@ class ScoreDistribution:
         return counts
 
 
+def prediction_powered(scores: ScoreDistribution, pairs: list[tuple[float, float]]) -> dict[str, Any]:
+    """ARES's prediction-powered estimate of the mean (Angelopoulos et al. 2023): the metric's
+    mean over every scored sample, corrected by the mean residual (human - metric) on the
+    labelled ones; its variance adds the two parts' (var(metric)/N + var(residual)/n), and
+    the 95% interval is the normal one, within [0, 1]. Needs 2 labelled samples."""
+    mean, count = scores.mean(), len(pairs)
+    figures: dict[str, Any] = {"labelled": count, "human_mean": sum(g for _, g in pairs) / count if count else None, "mean": None, "stderr": None, "ci95": None}
+    if mean is None or count < 2:
+        return figures
+    residuals = [g - p for p, g in pairs]
+    shift = sum(residuals) / count
+    spread = sum((r - shift) ** 2 for r in residuals) / (count - 1)
+    error = math.sqrt((scores.standard_error() or 0.0) ** 2 + spread / count)
+    estimate = min(1.0, max(0.0, mean + shift))
+    figures.update(mean=estimate, stderr=error, ci95=[max(0.0, mean + shift - Z95 * error), min(1.0, mean + shift + Z95 * error)])
+    return figures
+
+
 @dataclass
 class _MetricTally:
     scores: ScoreDistribution = field(default_factory=ScoreDistribution)
@@ -139,6 +158,7 @@ class _MetricTally:
     completion_tokens: int = 0
     prompt_evaluated: int = 0
     seconds: float = 0.0
+    labelled: list[tuple[float, float]] = field(default_factory=list)  # (metric's score, human's) where both exist
 
 
 class Summary:
@@ -149,7 +169,13 @@ class Summary:
         metric_names: list[str],
         thresholds: Mapping[str, float] | None = None,
         min_mean: Mapping[str, float] | None = None,
+        *,
+        gate_on: GateOn = "mean",
+        gold: Mapping[str, Mapping[str, float]] | None = None,
     ) -> None:
+        """`gate_on`: what a min_mean gate compares ("lower": the lower bound of the 95% interval,
+        the prediction-powered one where there are labels, so a gate fails only when the pipeline
+        is worse with confidence). `gold`: human scores by sample id (localeval.gold)."""
         thresholds = dict(thresholds or {})
         min_mean = dict(min_mean or {})
         for kind, values in (("threshold", thresholds), ("min_mean", min_mean)):
@@ -161,6 +187,11 @@ class Summary:
             raise ConfigError(f"threshold for a metric that is not selected: {', '.join(unknown)}")
         self.thresholds = thresholds
         self.min_mean = min_mean
+        if gate_on not in ("mean", "lower"):
+            raise ConfigError(f"threshold_on must be 'mean' or 'lower', got {gate_on!r}")
+        self.gate_on = gate_on
+        self.gold = dict(gold) if gold is not None else None
+        self._matched: set[str] = set()
         self.samples = 0
         self.input_errors = 0
         self._tallies = {name: _MetricTally() for name in metric_names}
@@ -190,6 +221,10 @@ class Summary:
             value = row.scores[name]
             assert value is not None  # PASS or FAIL: a number
             tally.scores.add(value)
+            human = self.gold.get(str(row.id), {}).get(name) if self.gold else None
+            if human is not None:
+                tally.labelled.append((value, human))
+                self._matched.add(str(row.id))
             if name in self.thresholds:
                 if outcome is Outcome.PASS:
                     tally.passed += 1
@@ -199,9 +234,18 @@ class Summary:
     def distribution(self, name: str) -> ScoreDistribution:
         return self._tallies[name].scores
 
+    def _gated_value(self, name: str) -> float | None:
+        """What the min_mean gate compares: the mean, or the lower bound of its 95% interval
+        (the prediction-powered one when the metric has labelled samples)."""
+        tally = self._tallies[name]
+        if self.gate_on == "mean":
+            return tally.scores.mean()
+        bounds = prediction_powered(tally.scores, tally.labelled)["ci95"] if tally.labelled else tally.scores.interval()
+        return bounds[0] if bounds else None
+
     def _mean_ok(self, name: str) -> bool:
-        mean = self._tallies[name].scores.mean()
-        return mean is not None and mean >= self.min_mean[name]
+        value = self._gated_value(name)
+        return value is not None and value >= self.min_mean[name]
 
     @property
     def nothing_scored(self) -> bool:
@@ -246,13 +290,19 @@ class Summary:
                 entry["passed"] = tally.passed
                 entry["failed"] = tally.failed
                 entry["pass_rate"] = tally.passed / judged if judged else None
+            if self.gold is not None and name in {metric for scores in self.gold.values() for metric in scores}:
+                entry["ppi"] = prediction_powered(tally.scores, tally.labelled)
             if name in self.min_mean:
                 entry["min_mean"] = self.min_mean[name]
+                entry["min_mean_on"] = self.gate_on
+                entry["gated_value"] = self._gated_value(name)
                 entry["mean_ok"] = self._mean_ok(name)
             metrics[name] = entry
+        labels = {"matched": len(self._matched), "unmatched": len(self.gold) - len(self._matched)} if self.gold is not None else None
         return {
             "samples": self.samples,
             "input_errors": self.input_errors,
+            **({"labels": labels} if labels else {}),
             "thresholds_met": self.thresholds_met,
             "nothing_scored": self.nothing_scored,
             "metrics": metrics,

@@ -50,7 +50,7 @@ def test_pyproject_tool_table_in_the_working_directory(write_jsonl, tmp_path, mo
     monkeypatch.chdir(project)
     result = invoke(["score", str(data)])
     assert result.exit_code == 1  # mean 0.75 < 0.8
-    assert "id_context_recall mean < 0.8" in result.stdout
+    assert "id_context_recall mean 0.750 < 0.8" in result.stdout
 
 
 def test_an_unknown_config_key_is_named(write_jsonl, tmp_path):

@@ -214,13 +214,13 @@ def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_n
 
 
 def test_a_labels_line_with_a_lone_surrogate_is_refused_by_line(tmp_path):
-    from localeval.calibrating import _read_all
     from localeval.errors import InputError
+    from localeval.labels import read_labels
 
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"retrieved_contexts": ["ok"], "statement": "fine", "label": 1}\n{"retrieved_contexts": ["\\ud800"], "statement": "x", "label": 1}\n')
     with pytest.raises(InputError, match=":2:"):
-        _read_all(str(labels))
+        read_labels(str(labels))
 
 
 def test_closed_standard_streams_give_one_line_or_a_normal_run(tmp_path):

@@ -3,14 +3,20 @@ summary JSON and every report, and a --min-mean gate inside that interval says s
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
+from pathlib import Path
 
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from localeval.cli import cli
 from localeval.reports.table import summary_table
 from localeval.summary import ScoreDistribution
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=2, max_size=200))
@@ -34,3 +40,83 @@ def test_the_table_shows_the_interval_and_warns_when_a_gate_sits_inside_it():
     metric = {"count": 40, "scored": 40, "mean": 0.62, "stderr": 0.05, "ci95": [0.522, 0.718], "median": 0.6, "nan": 0, "errors": 0, "min_mean": 0.6, "mean_ok": True}
     table = summary_table({"samples": 40, "input_errors": 0, "thresholds_met": True, "nothing_scored": False, "metrics": {"context_recall": metric}})
     assert "0.522-0.718" in table and "within the mean's 95% interval" in table
+
+
+def test_the_prediction_powered_mean_corrects_the_metric_by_the_labelled_residuals():
+    from localeval.summary import prediction_powered
+
+    scores = ScoreDistribution()
+    for value in (0.2, 0.4, 0.6, 0.8):
+        scores.add(value)
+    pairs = [(0.2, 0.4), (0.6, 1.0)]  # the metric reads 0.3 low on average where a person looked
+    figures = prediction_powered(scores, pairs)
+    residual_spread = statistics.variance([0.2, 0.4]) / 2
+    assert figures["labelled"] == 2 and math.isclose(figures["mean"], 0.5 + 0.3)
+    assert math.isclose(figures["stderr"], math.sqrt((scores.standard_error() or 0) ** 2 + residual_spread))
+    assert figures["ci95"][0] < figures["mean"] < figures["ci95"][1] <= 1.0
+    assert prediction_powered(scores, pairs[:1])["mean"] is None  # one label: no estimate, and it says how many
+
+
+def _ids_file(tmp_path, overlaps):
+    """Samples whose id recall is each of `overlaps` (1.0 or 0.0)."""
+    lines = [json.dumps({"id": f"s{i}", "retrieved_context_ids": ["a"], "reference_context_ids": ["a" if hit else "b"]}) for i, hit in enumerate(overlaps)]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_gate_on_the_lower_bound_fails_only_when_the_pipeline_is_worse_with_confidence(tmp_path):
+    data = _ids_file(tmp_path, [1] * 7 + [0] * 3)  # mean 0.7, lower 95% bound 0.7 - 1.96 * 0.153 = 0.401
+    args = ["score", str(data), "-m", "id_context_recall", "--min-mean", "id_context_recall=0.6", "--summary-json", str(tmp_path / "s.json")]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    lower = CliRunner().invoke(cli, [*args, "--threshold-on", "lower"])
+    assert lower.exit_code == 1 and "id_context_recall lower 95% bound 0.401 < 0.6" in lower.output
+    figures = json.loads((tmp_path / "s.json").read_text())["metrics"]["id_context_recall"]
+    assert figures["min_mean_on"] == "lower" and figures["mean_ok"] is False and math.isclose(figures["gated_value"], figures["ci95"][0])
+    confident = _ids_file(tmp_path, [1] * 40)
+    assert CliRunner().invoke(cli, ["score", str(confident), "-m", "id_context_recall", "--min-mean", "id_context_recall=0.6", "--threshold-on", "lower"]).exit_code == 0
+
+
+def test_every_summary_format_shows_the_standard_error_and_interval_and_the_labelled_estimate(tmp_path):
+    import shutil
+    from xml.etree import ElementTree
+
+    examples = tmp_path / "samples.jsonl"
+    shutil.copy(ROOT / "examples" / "rag_samples.jsonl", examples)
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {"id": "eiffel", "retrieved_contexts": ["c"], "statement": "s1", "label": 1},
+        {"id": "eiffel", "retrieved_contexts": ["c"], "statement": "s2", "label": 1},
+        {"id": "insulin", "retrieved_contexts": ["c"], "statement": "s", "label": 0},
+        {"id": "python", "retrieved_contexts": ["c"], "statement": "s", "label": 1},
+        {"id": "nowhere", "retrieved_contexts": ["c"], "statement": "s", "label": 1},
+        {"retrieved_contexts": ["c"], "statement": "a calibration row only", "label": 0},
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = {kind: tmp_path / f"out.{kind}" for kind in ("json", "xml", "md")}
+    result = CliRunner().invoke(cli, [
+        "score", str(examples), "-m", "context_recall", "--verifier", "--labels", str(labels),
+        "--summary-json", str(out["json"]), "--junit-xml", str(out["xml"]), "--markdown", str(out["md"]),
+    ])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out["json"].read_text())
+    figures = summary["metrics"]["context_recall"]
+    assert figures["stderr"] is not None and figures["ci95"] is not None
+    assert figures["ppi"]["labelled"] == 3 and figures["ppi"]["human_mean"] == (1 + 0 + 1) / 3 and figures["ppi"]["ci95"] is not None
+    assert summary["labels"] == {"matched": 3, "unmatched": 1}
+    assert "prediction-powered mean" in result.output and "1 labelled sample id(s) match no sample" in result.output
+    properties = {p.get("name"): p.get("value") for p in ElementTree.parse(out["xml"]).iter("property")}
+    assert {"mean", "stderr", "ci95_low", "ci95_high", "ppi_mean", "ppi_ci95_low", "ppi_labelled"} <= set(properties) and properties["ppi_labelled"] == "3"
+    markdown = out["md"].read_text()
+    assert "95% interval" in markdown and "prediction-powered mean" in markdown
+
+
+def test_a_bad_labels_file_is_named_with_its_line_and_field_before_anything_is_scored(tmp_path):
+    data = _ids_file(tmp_path, [1, 0])
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "s0", "retrieved_contexts": ["c"], "statement": "s", "label": 1}\n{"id": [1], "retrieved_contexts": ["c"], "statement": "s", "label": 1}\n')
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "--labels", str(labels), "-o", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 2 and f"{labels}:2: field 'id'" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r.jsonl").exists()
+    missing = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "--labels", str(tmp_path / "none.jsonl")])
+    assert missing.exit_code == 2 and "none.jsonl: not a file" in missing.output

@@ -92,10 +92,10 @@ def test_calibrate_checks_every_line_before_the_judge_and_keeps_the_kind_it_can_
     bad = write_jsonl([*good, {"retrieved_contexts": ["x"], "statement": "y", "label": 2}], name="bad.jsonl")
     result = CliRunner().invoke(cli, ["calibrate", str(bad), "-o", str(tmp_path / "c.json"), "--model", str(small_model_path), "--threads", "1"])
     assert result.exit_code == EXIT_USAGE and "bad.jsonl:25: field 'label'" in result.stderr
-    from localeval.calibrating import _read_all
+    from localeval.labels import read_labels
 
     with pytest.raises(Exception, match="bad.jsonl:25"):
-        _read_all(str(bad))  # the whole file is read and checked before any judge call
+        read_labels(str(bad))  # the whole file is read and checked before any judge call
 
     few_questions = [{"user_input": "q", "retrieved_contexts": ["a. b."], "required": ["a."]}] * 3
     mixed = write_jsonl([*good, *few_questions], name="mixed.jsonl")

@@ -45,3 +45,30 @@ def interval(bounds: Any) -> str:
 def score_text(row: ResultRow, metric: str) -> str:
     """A sample's score as the reports print it: three decimals, or null."""
     return number(row.scores.get(metric), missing="null")
+
+
+def gate_text(name: str, m: Any) -> str:
+    """A min_mean gate in words: what was compared (the mean, or its interval's lower bound) and how it came out."""
+    compared = "mean" if m.get("min_mean_on", "mean") == "mean" else "lower 95% bound"
+    return f"{name} {compared} {number(m.get('gated_value', m['mean']))} {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+
+
+def uncertainty_notes(summary: Any) -> list[str]:
+    """One line per metric with labelled samples: the prediction-powered mean and interval
+    beside the plain one; and how many labelled ids matched no scored sample."""
+    notes = []
+    for name, m in summary["metrics"].items():
+        ppi = m.get("ppi")
+        if ppi is None:
+            continue
+        if ppi["mean"] is None:
+            notes.append(f"{name}: {ppi['labelled']} labelled sample(s); a prediction-powered mean needs at least 2")
+        else:
+            notes.append(
+                f"{name}: prediction-powered mean {number(ppi['mean'])}, 95% interval {interval(ppi['ci95'])} "
+                f"(metric mean {number(m['mean'])} corrected on {ppi['labelled']} labelled samples, whose human mean is {number(ppi['human_mean'])})"
+            )
+    labels = summary.get("labels")
+    if labels and labels["unmatched"]:
+        notes.append(f"{labels['unmatched']} labelled sample id(s) match no sample scored by a labelled metric")
+    return notes

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from localeval.escaping import html_text
-from localeval.reports import explain, interval, number
+from localeval.reports import explain, interval, number, uncertainty_notes
 from localeval.results import ResultRow
 
 BINS = 10
@@ -131,7 +131,10 @@ def write_html(
             f"<tr><td>{html_text(name)}</td><td class=num>{number(m['mean'])}</td><td class=num>{interval(m.get('ci95'))}</td><td class=num>{number(m['median'])}</td>"
             f"<td class=num>{m['scored']}</td><td class=num>{m['nan']}</td><td class=num>{m['errors']}</td></tr>\n"
         )
-    out.write("</tbody></table><h2>Score distributions</h2><div class=charts>\n")
+    out.write("</tbody></table>\n")
+    for note in uncertainty_notes(summary):
+        out.write(f"<p>{html_text(note)}</p>\n")
+    out.write("<h2>Score distributions</h2><div class=charts>\n")
     for name in metrics:
         counts = histograms[name]
         out.write(f"<figure><figcaption>{html_text(name)} (n={sum(counts)})</figcaption>{histogram_svg(counts, name)}</figure>\n")

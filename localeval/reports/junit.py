@@ -13,16 +13,32 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import xml_attribute, xml_text
-from localeval.reports import explain, score_text
+from localeval.reports import explain, number, score_text
 from localeval.results import Outcome, ResultRow
 
 SPOOL_BYTES = 1 << 20  # a suite's cases stay in memory up to this size, then go to disk
 
 
+def _properties(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """A suite's figures as JUnit properties: the mean with its standard error and 95% interval,
+    the prediction-powered ones where there are labels, and a min_mean gate's verdict."""
+    ci95 = figures.get("ci95") or (None, None)
+    found = {"mean": figures.get("mean"), "stderr": figures.get("stderr"), "ci95_low": ci95[0], "ci95_high": ci95[1], "median": figures.get("median")}
+    ppi = figures.get("ppi")
+    if ppi is not None:
+        bounds = ppi["ci95"] or (None, None)
+        found.update(ppi_labelled=ppi["labelled"], ppi_mean=ppi["mean"], ppi_stderr=ppi["stderr"], ppi_ci95_low=bounds[0], ppi_ci95_high=bounds[1])
+    for key in ("threshold", "pass_rate", "min_mean", "min_mean_on", "gated_value", "mean_ok"):
+        if key in figures:
+            found[key] = figures[key]
+    return found
+
+
 class _Suite:
-    def __init__(self, name: str, threshold: float | None) -> None:
+    def __init__(self, name: str, threshold: float | None, properties: Mapping[str, Any]) -> None:
         self.name = name
         self.threshold = threshold
+        self.properties = properties
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.cases: IO[str] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
 
@@ -56,6 +72,10 @@ class _Suite:
             f"  <testsuite name={xml_attribute(self.name)} tests=\"{c['tests']}\" failures=\"{c['failures']}\" "
             f"errors=\"{c['errors']}\" skipped=\"{c['skipped']}\">\n"
         )
+        out.write("    <properties>\n")
+        for key, value in self.properties.items():
+            out.write(f"      <property name={xml_attribute(key)} value={xml_attribute(number(value, 6, missing=''))}/>\n")
+        out.write("    </properties>\n")
         self.cases.seek(0)
         shutil.copyfileobj(self.cases, out)
         self.cases.close()
@@ -64,7 +84,7 @@ class _Suite:
 
 def write_junit(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str, Any]) -> None:
     """Write the JUnit XML document for `rows` (one pass) to `out`."""
-    suites = [_Suite(name, figures.get("threshold")) for name, figures in summary["metrics"].items()]
+    suites = [_Suite(name, figures.get("threshold"), _properties(figures)) for name, figures in summary["metrics"].items()]
     for row in rows:
         for suite in suites:
             suite.add(row)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import markdown_cell
-from localeval.reports import explain, interval, number, score_text
+from localeval.reports import explain, interval, number, score_text, uncertainty_notes
 from localeval.results import Outcome, ResultRow
 
 MAX_FAILURES = 50  # failing samples listed; the rest are counted
@@ -21,11 +21,15 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str
         out.write(" Nothing was scored.")
     out.write("\n\n| metric | mean | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|\n")
     for name, m in metrics.items():
-        min_mean = f"{number(m['min_mean'])} ({'ok' if m['mean_ok'] else 'not met'})" if "min_mean" in m else "-"
+        on_lower = " on the lower bound" if m.get("min_mean_on") == "lower" else ""
+        min_mean = f"{number(m['min_mean'])}{on_lower} ({'ok' if m['mean_ok'] else 'not met'})" if "min_mean" in m else "-"
         out.write(
             f"| {markdown_cell(name)} | {number(m['mean'])} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
             f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
         )
+    notes = uncertainty_notes(summary)
+    if notes:
+        out.write("\n" + "".join(f"- {markdown_cell(note)}\n" for note in notes))
     gated = {name: m["threshold"] for name, m in metrics.items() if "threshold" in m}
     listed: list[str] = []
     failing = 0

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.escaping import plain
-from localeval.reports import interval, number
+from localeval.reports import gate_text, interval, number, uncertainty_notes
 
 
 def summary_table(summary: Mapping[str, Any]) -> str:
@@ -33,12 +33,12 @@ def summary_table(summary: Mapping[str, Any]) -> str:
     tail = f"{summary['samples']} samples, {summary['input_errors']} unreadable"
     for name, m in summary["metrics"].items():
         if "min_mean" in m:
-            tail += f", {plain(name)} mean {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+            tail += f", {plain(gate_text(name, m))}"
             low, high = m.get("ci95") or (None, None)
-            if low is not None and high is not None and low < m["min_mean"] <= high:
+            if m.get("min_mean_on", "mean") == "mean" and low is not None and high is not None and low < m["min_mean"] <= high:
                 tail += " (within the mean's 95% interval: another sample of the same pipeline could fall on the other side)"
     if summary.get("nothing_scored"):
         tail += ", nothing was scored"
     if any("threshold" in m or "min_mean" in m for m in summary["metrics"].values()):
         tail += ", thresholds " + ("met" if summary["thresholds_met"] else "NOT met")
-    return "\n".join(lines + [tail])
+    return "\n".join(lines + [tail] + [plain(note) for note in uncertainty_notes(summary)])

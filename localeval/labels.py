@@ -1,0 +1,65 @@
+"""Reading a labels file (`localeval calibrate`'s input, and `score --labels`'): JSON Lines, one of
+
+    {"retrieved_contexts": [...], "statement": "...", "label": 1, "user_input": "..."}   # attribution (context_recall)
+    {"user_input": "...", "retrieved_contexts": [...], "required": ["a sentence", ...]}  # relevance (context_relevance)
+
+with an optional "id": the id of a scored sample the row labels (localeval.gold). Every line is
+checked before anything is done with the file, and a problem names its file, line and field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import from_json
+
+from localeval.errors import InputError
+from localeval.io import STDIN, input_name, numbered_lines, open_binary
+
+
+def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]:
+    value = row.get(key)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InputError(name, number, key, "must be a list of strings")
+    return value
+
+
+def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
+    try:
+        row = from_json(raw)  # pydantic's parser, as the input reader's: it refuses unpaired surrogates
+    except (ValueError, RecursionError):
+        raise InputError(name, number, None, "invalid JSON (or text no model can read, such as an unpaired surrogate)") from None
+    if not isinstance(row, dict):
+        raise InputError(name, number, None, "expected a JSON object")
+    if ("statement" in row) == ("required" in row):
+        raise InputError(name, number, None, "a labelled row has either 'statement' and 'label' (attribution) or 'required' (relevance)")
+    _strings(row, "retrieved_contexts", name, number)
+    if "id" in row and (isinstance(row["id"], bool) or not isinstance(row["id"], (str, int))):
+        raise InputError(name, number, "id", "must be the id of a scored sample (a string or an integer)")
+    if not isinstance(row.get("user_input", ""), str):
+        raise InputError(name, number, "user_input", "must be a string")
+    if "statement" in row:
+        if not isinstance(row["statement"], str) or not row["statement"].strip():
+            raise InputError(name, number, "statement", "must be a non-empty string")
+        if row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
+            raise InputError(name, number, "label", "must be 1 (attributable) or 0 (not)")
+    else:
+        _strings(row, "required", name, number)
+    return row
+
+
+def read_labels(path: str) -> list[tuple[int, dict[str, Any]]]:
+    """Every labelled row, checked before the first judge call: a bad line stops the command
+    before it has spent minutes on the rows above it."""
+    name = input_name(path)
+    stream = open_binary(path)
+    try:
+        rows = []
+        for number, raw in numbered_lines(stream):
+            if raw is None:
+                raise InputError(name, number, None, "line too long")
+            rows.append((number, _read_row(raw, name, number)))
+        return rows
+    finally:
+        if path != STDIN:
+            stream.close()
