@@ -94,7 +94,7 @@ EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage
 # One calibration serves every kind of text (claims against abstracts, Wikipedia pages and
 # single evidence sentences; summary statements against news articles), since a run cannot
 # tell which it has: fitted on all tasks at once, each task weighing the same. Fitted on the
-# four tasks (2026-11-23, README), all seven features did worse than the judge and the best
+# four tasks (2026-11-23, docs/HISTORY.md), all seven features did worse than the judge and the best
 # sentence's coverage alone (mean balanced accuracy 0.710 vs 0.718): the shipped combination
 # weighs those two, and the catalog lists the other features with weight 0.
 ATTRIBUTION_FEATURES = ["judge", "best_coverage"]
@@ -102,7 +102,7 @@ ALL_FEATURES = list(ATTRIBUTION_METRIC_FEATURES)
 # The relevance combination the catalog ships: every feature but the subject ones. With the judge's
 # short answer among the features, leaving them out selected better in every HotpotQA shape and
 # said "insufficient information" as often, on both row sets measured (explore_relevance.py,
-# README "Judge accuracy"); the metric still computes them for calibrations that weigh them.
+# docs/HISTORY.md); the metric still computes them for calibrations that weigh them.
 RELEVANCE_FEATURES = [f for f in RELEVANCE_METRIC_FEATURES if f not in ("subject_asked", "focus_vs_best")]
 RELEVANCE_JUDGE_FEATURES = [f for f in RELEVANCE_FEATURES if f.startswith("judge_")]
 

@@ -4,7 +4,7 @@ asked in each wording, straight to the judge (no cache: 14 short prompts a wordi
 
 Prints, per wording, how often the judge's most likely sentence is the answering one, the
 mean share of its sentence probability on that sentence, and the mean probability of "0"
-(none). Measured 2026-11-24 with the default judge (README, "Judge accuracy").
+(none). Measured 2026-11-24 with the default judge (docs/HISTORY.md).
 
     python benchmarks/choice_wording.py
 """

@@ -1,4 +1,4 @@
-"""The context_relevance variants the README reports, from the cached judge answers (no model).
+"""The context_relevance variants docs/HISTORY.md reports, from the cached judge answers (no model).
 
 For HotpotQA questions in every shape (10, 3 and 1 contexts; distractors only) and SQuAD 2.0
 single-paragraph questions (alone, among three, unanswerable), each feature set is fitted

@@ -25,7 +25,7 @@ it, fitted and cross-validated on the given statement sets at once:
 
     python benchmarks/probe_states.py statements --limit recall=40,fever=120,vitaminc=120
 
-Measured 2026-11-23 (README, "Judge accuracy"): the probes raise HotpotQA F1 but lower
+Measured 2026-11-23 (docs/HISTORY.md): the probes raise HotpotQA F1 but lower
 "insufficient information" where nothing answers, or SQuAD F1; over the eight shapes no
 variant is clearly ahead of the shipped rule, so nothing here is shipped. Collecting the
 states costs about 25 s per HotpotQA question or SQuAD paragraph on 2 cores.

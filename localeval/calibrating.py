@@ -1,7 +1,7 @@
 """`localeval calibrate`: fit the judge metrics' combination to a user's own labelled text.
 
 The shipped calibrations were fitted on public dev sets; a fit on a few hundred of a
-user's own statements or questions suits their kind of text better (the README
+user's own statements or questions suits their kind of text better (docs/measured.md
 shows how much on the dev sets). A labels file is JSON Lines; each line is one of:
 
     {"retrieved_contexts": [...], "statement": "...", "label": 1, "user_input": "..."}   # attribution (context_recall)

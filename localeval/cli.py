@@ -315,7 +315,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
 
     Prints cross-validated figures of the new fit against the judge's shipped
     calibration on the same rows, and writes the calibration file that
-    `localeval score --calibration FILE` uses. The label format is in the README."""
+    `localeval score --calibration FILE` uses. The label format is in docs/configuration.md."""
     from localeval import calibrating
     from localeval.metrics import recall, relevance
 
@@ -426,7 +426,8 @@ def models_options() -> None:
     for backend, options in list_backend_options().items():
         click.echo(f"{backend}:")
         for name, option in options.items():
-            click.echo(f"  {name}={option['default']}  {option['description']}")
+            kind = "" if option["identity"] else " (speed only: a resume may change it)"
+            click.echo(f"  {name}={option['default']}  {option['description']}{kind}")
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ class Rubric(BaseModel):
     """A checked rubric: where it came from, its hash, and its text (not serialised)."""
 
     model_config = ConfigDict(frozen=True)
-    OPTION_TYPE: ClassVar[str] = "path"  # how the option is given (localeval metrics, README)
+    OPTION_TYPE: ClassVar[str] = "path"  # how the option is given (localeval metrics, docs/metrics.md)
 
     path: str
     sha256: str

@@ -1,12 +1,12 @@
-"""Write the README's CLI reference and metric options from the code, so they cannot go stale.
+"""Write the CLI reference and the metric options in docs/ from the code, so they cannot go stale.
 
 The text between `<!-- NAME:start -->` and `<!-- NAME:end -->` markers is generated:
-`cli-reference` from the click commands (usage, every option, its help), and
-`metric-options` from the metrics' parameter models (name, type, default, help).
-tests/test_docs.py fails when the README differs from what this script writes.
+`cli-reference` in docs/cli.md from the click commands (usage, every option, its help), and
+`metric-options` in docs/metrics.md from the metrics' parameter models (name, type, default, help).
+tests/test_docs.py fails when a page differs from what this script writes.
 
-    python tools/readme_reference.py          # rewrite README.md in place
-    python tools/readme_reference.py --check  # exit 1 when README.md is stale
+    python tools/readme_reference.py          # rewrite docs/cli.md and docs/metrics.md in place
+    python tools/readme_reference.py --check  # exit 1 when either is stale
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import click
 from localeval.cli import cli
 from localeval.metrics import list_metrics
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
 WIDTH = 38  # the column where option help starts
 
 
@@ -73,30 +73,54 @@ def metric_options() -> str:
     return "\n".join(rows)
 
 
-SECTIONS = {"cli-reference": cli_reference, "metric-options": metric_options}
+def judge_options() -> str:
+    from localeval.judge.backends import list_backend_options
+
+    rows = ["| backend | option | default | part of a run's identity | what it does |", "|---|---|---|---|---|"]
+    for backend, options in list_backend_options().items():
+        for key, option in options.items():
+            identity = "yes" if option["identity"] else "no (speed only)"
+            rows.append(f"| {backend} | `{key}` | {_default(option['default'])} | {identity} | {option['description']} |")
+    return "\n".join(rows)
 
 
-def render(readme: str) -> str:
-    for name, build in SECTIONS.items():
+# Each generated section, the page it lives in, and what writes it.
+SECTIONS = {
+    "cli-reference": (ROOT / "docs" / "cli.md", cli_reference),
+    "metric-options": (ROOT / "docs" / "metrics.md", metric_options),
+    "judge-options": (ROOT / "docs" / "judges.md", judge_options),
+}
+
+
+def render(page: Path, text: str) -> str:
+    """`text` (the content of `page`) with every section that lives in `page` written anew."""
+    for name, (where, build) in SECTIONS.items():
+        if where != page:
+            continue
         pattern = re.compile(f"(<!-- {name}:start -->\n)(?:.*?\n)?(<!-- {name}:end -->)", re.S)
-        if not pattern.search(readme):
-            raise SystemExit(f"README.md has no <!-- {name}:start --> ... <!-- {name}:end --> section")
-        text = build()
-        readme = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(2), readme)
-    return readme
+        if not pattern.search(text):
+            raise SystemExit(f"{page.relative_to(ROOT)} has no <!-- {name}:start --> ... <!-- {name}:end --> section")
+        generated = build()
+        text = pattern.sub(lambda m, generated=generated: m.group(1) + generated + "\n" + m.group(2), text)
+    return text
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not what this script would write")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what this script would write")
     args = parser.parse_args()
-    current = README.read_text(encoding="utf-8")
-    wanted = render(current)
-    if args.check:
-        if current != wanted:
-            sys.exit("README.md is stale: run python tools/readme_reference.py")
-        return
-    README.write_text(wanted, encoding="utf-8")
+    stale = []
+    for page in dict.fromkeys(where for where, _ in SECTIONS.values()):
+        current = page.read_text(encoding="utf-8")
+        wanted = render(page, current)
+        if current == wanted:
+            continue
+        if args.check:
+            stale.append(str(page.relative_to(ROOT)))
+        else:
+            page.write_text(wanted, encoding="utf-8")
+    if stale:
+        sys.exit(f"stale: {', '.join(stale)}; run python tools/readme_reference.py")
 
 
 if __name__ == "__main__":

@@ -61,14 +61,16 @@ def backend_options_model(backend: str) -> type[BaseModel]:
 
 
 def list_backend_options() -> dict[str, dict[str, dict[str, Any]]]:
-    """Each backend's own options with their default and help, for `localeval models options` and the docs."""
-    return {
-        backend: {
-            name: {"default": info.default, "description": info.description or ""}
-            for name, info in backend_options_model(backend).model_fields.items()
-        }
-        for backend in BACKENDS
-    }
+    """Each backend's own options with their default, help and whether they are part of a run's
+    identity, for `localeval models options` and the docs."""
+    from localeval.judge.spec import speed_only
+
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for backend in BACKENDS:
+        model = backend_options_model(backend)
+        speed = speed_only(model)
+        found[backend] = {name: {"default": info.default, "description": info.description or "", "identity": name not in speed} for name, info in model.model_fields.items()}
+    return found
 
 
 def checked_options(backend: str, values: Mapping[str, Any]) -> BaseModel:

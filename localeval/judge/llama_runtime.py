@@ -104,7 +104,7 @@ class LlamaRuntime:
         if gpu_layers and not self.gpu_offload:
             raise ModelError(
                 f"--gpu-layers {gpu_layers} asks for GPU offload, but the installed llama-cpp-python was built without a GPU "
-                "backend; reinstall it with CMAKE_ARGS (see the README's Scale out section), or drop --gpu-layers"
+                "backend; reinstall it with CMAKE_ARGS (see docs/scaling.md), or drop --gpu-layers"
             )
         arguments = dict(
             model_path=str(model_path),

@@ -23,13 +23,13 @@ ATTRIBUTION_SYSTEM = (
 )
 # The question the reference answers resolves what a statement refers to ("He
 # made his debut in 1930"): without it, balanced accuracy on WiCE's Wikipedia
-# sentences drops to chance (benchmarks/accuracy.py, README).
+# sentences drops to chance (benchmarks/accuracy.py, docs/HISTORY.md).
 ATTRIBUTION_USER = "Document:\n{document}\n\n{topic}Claim: {statement}\n\nIs the claim supported by the document? Answer Yes or No."
 ATTRIBUTION_TOPIC = "The claim comes from an answer to: {question}\n"
 
 # Context relevance: each retrieved context ("paragraph") is judged on its own, as
 # plain text, in a short prompt with the question first. Measured on the dev set
-# (README, "How the judge metrics decide"): a 1.5B judge reading all paragraphs at
+# (docs/metrics.md): a 1.5B judge reading all paragraphs at
 # once, or the same paragraph with numbered sentences, ranks the needed paragraphs
 # worse; and its per-sentence verdicts rank sentences worse than word overlap, so
 # sentences are chosen by the evidence within the paragraphs the judge finds needed.
@@ -80,7 +80,7 @@ RELEVANCE_REQUIRED = RELEVANCE_PLACEHOLDERS
 # (document, question or "", claim, verdict). Written for localeval on topics of their own,
 # they show the judge what "everything it says" means: a changed number, a swapped name and a
 # true-but-unstated detail are No; a paraphrase and a direct consequence are Yes. Measured
-# (README, "Judge accuracy"): balanced accuracy up on QAGS, VitaminC and FEVER, held out too,
+# (docs/HISTORY.md): balanced accuracy up on QAGS, VitaminC and FEVER, held out too,
 # and the hand-written attribution cases 18 -> 20 of 20; claims within 0.01. They are the same
 # for every prompt, so llama.cpp evaluates them once per run (LlamaJudge keeps a snapshot).
 ATTRIBUTION_EXAMPLES: tuple[tuple[str, str, str, str], ...] = (

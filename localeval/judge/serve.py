@@ -50,7 +50,7 @@ def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) ->
     check_version()
     llama_cpp, app_module, settings_module, uvicorn = _server_modules()
     if gpu_layers and not llama_cpp.llama_supports_gpu_offload():
-        raise ModelError(f"--gpu-layers {gpu_layers} asks for GPU offload, but the installed llama-cpp-python was built without a GPU backend; reinstall it with CMAKE_ARGS (see the README's Scale out section), or drop --gpu-layers")
+        raise ModelError(f"--gpu-layers {gpu_layers} asks for GPU offload, but the installed llama-cpp-python was built without a GPU backend; reinstall it with CMAKE_ARGS (see docs/scaling.md), or drop --gpu-layers")
     model_settings = settings_module.ModelSettings(
         model=str(path),
         model_alias=catalog_name or path.name,

@@ -27,8 +27,8 @@ ENTRY_POINT_GROUP = "localeval.metrics"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # Registry order is the default scoring and column order only. It does not decide how much of a
 # judge prompt is reused: the judge snapshots each prompt head it sees (LlamaJudge's
-# SNAPSHOTS_KEPT), so no metric declares or depends on running next to another (the README
-# example scored in either order evaluates the same 1,089 + 1,054 prompt tokens, docs/PERFORMANCE.md).
+# SNAPSHOTS_KEPT), so no metric declares or depends on running next to another: the README
+# example scored in either order evaluates the same 1,089 + 1,054 prompt tokens (docs/PERFORMANCE.md).
 BUILTIN: tuple[type[Metric[Any]], ...] = (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
 REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
@@ -78,7 +78,7 @@ def _type_name(annotation: Any) -> str:
 
 def list_metrics(builtin_only: bool = False) -> list[dict[str, Any]]:
     """Every metric with its required fields and options, for `localeval metrics` and docs
-    (`builtin_only`: localeval's own, for its README)."""
+    (`builtin_only`: localeval's own, for its docs)."""
     rows = []
     for cls in BUILTIN if builtin_only else REGISTRY.values():
         name = cls.name

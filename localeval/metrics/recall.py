@@ -46,7 +46,7 @@ from localeval.verifier import Verifier, load_verifier
 SUPPORTED_GATE = 0.0  # log-odds at which the judge found a statement supported (P(Yes) >= 0.5): no further chunk is read
 # A chunk after the best is read only when one of its sentences holds at least this share of the
 # statement's content words: where none does, the judge hardly ever finds the statement there, and
-# the read only costs. On the dev sets (benchmarks/accuracy.py, README "Judge accuracy") it keeps
+# the read only costs. On the dev sets (benchmarks/accuracy.py, docs/HISTORY.md) it keeps
 # every verdict of the shipped calibration and cuts QAGS prompt tokens by a tenth.
 NEXT_CHUNK_COVERAGE = 0.3
 CHUNK_TOKENS = 300  # MiniCheck's chunks are about 400 tokens; shorter ones suit a 1.5B judge
@@ -104,7 +104,7 @@ class RecallParams(BaseModel):
         None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}, {question}); it must ask for Yes or No"
     )
     verifier: bool = Field(
-        False, description="decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (README, Measured figures)"
+        False, description="decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)"
     )
 
 

@@ -16,7 +16,7 @@ Every unit is scored, then a rule selects:
    passages, only those that mention most of the question are read; the others count
    as the judge's typical verdict on a retrieved passage (UNREAD_VERDICT): measured on
    the dev shapes, reading 3 of 10 HotpotQA paragraphs selects as well as reading all
-   10, for a third of the prompt tokens (README, "Judge accuracy").
+   10, for a third of the prompt tokens (docs/HISTORY.md).
 2. Then, on the passage it finds most needed, the judge answers the question with the
    shortest phrase copied from it (a few generated tokens, in a prompt that opens as the
    passage's Yes/No question did, so a model reuses the cached passage); a unit that holds
@@ -47,7 +47,7 @@ Every unit is scored, then a rule selects:
    said with odds of at least e^ANSWER_ODDS that one of the units answers: then its most
    probable unit is selected.
 
-Measured (README, "Judge accuracy"): the choice replaced a Yes/No verdict per sentence
+Measured (docs/HISTORY.md): the choice replaced a Yes/No verdict per sentence
 of the same passage, for fewer prompt tokens and higher F1 on single paragraphs.
 """
 
@@ -95,7 +95,7 @@ DEFAULT_CALIBRATION = LogisticModel(
 # The rule weighs a passage verdict's log-odds up to this size either way: beyond it, a surer
 # verdict says no more about which of the passage's sentences are required, and weighed in full it
 # lifted the sentence naming a single context's subject over the threshold beside the one that
-# answers. Measured (README, "Judge accuracy"): cross-validated F1 and "insufficient"
+# answers. Measured (docs/HISTORY.md): cross-validated F1 and "insufficient"
 # as before on the dev shapes, H3 up, hand-written cases 19 -> 21 of 24. Which passage is asked
 # about still goes by the full value.
 VERDICT_CAP = 1.0
@@ -111,7 +111,7 @@ UNREAD_VERDICT = 0.4
 # "none of them" odds of at most e^-ANSWER_ODDS (73%+ of its mass on the units), the most probable
 # unit is selected: "insufficient information" would contradict what the judge just said. On the
 # dev rows this never fires (wherever nothing reaches the threshold the choice is unsure);
-# on hand-written single-context cases it keeps the answering sentence (README, "Judge accuracy").
+# on hand-written single-context cases it keeps the answering sentence (docs/HISTORY.md).
 ANSWER_ODDS = 1.0
 ANSWER_CHARS = 120  # the judge's short answer: a phrase, not a sentence (the grammar bounds it)
 ANSWER_TOKENS = 64  # a ceiling: ANSWER_CHARS of ordinary text is 30-40 tokens, plus the JSON around it
@@ -152,7 +152,7 @@ class RelevanceParams(BaseModel):
         None, description="a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No"
     )
     verifier: bool = Field(
-        False, description="decide with localeval's trained verifier (question, sentence, its context) instead of the judge: no judge needed and fast, but less accurate so far (README, Measured figures)"
+        False, description="decide with localeval's trained verifier (question, sentence, its context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)"
     )
 
 
@@ -345,7 +345,7 @@ def above_threshold(probabilities: Sequence[float], features: Sequence[Mapping[s
 def _holds_answer(answer: str, unit: str) -> bool:
     """Whether the unit holds every word of the judge's short answer ("Peru, Colombia, Brazil"
     is in "The river flows through Peru, Colombia and Brazil."). All of them, not a share: on
-    the dev shapes the share selected worse (README, "Judge accuracy")."""
+    the dev shapes the share selected worse (docs/HISTORY.md)."""
     words = set(re.findall(r"\w+", answer.lower()))
     return bool(words) and words <= set(re.findall(r"\w+", unit.lower()))
 
