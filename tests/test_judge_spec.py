@@ -119,3 +119,24 @@ def test_the_gguf_backend_loads_with_its_options_and_records_them(small_model_pa
     with load_judge(str(small_model_path), n_ctx=1024, threads=1, backend_options={"n_batch": "64", "use_mlock": "true"}) as judge:
         description = judge.describe()
         assert description["n_batch"] == 64 and description["speed"] == {"n_threads": 1, "use_mlock": True}
+
+
+def test_a_resume_accepts_other_speed_settings_and_refuses_other_identity_settings(small_model_path, tmp_path):
+    """With the real small judge: threads and use_mlock are speed only, n_batch and n_ctx are not."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    data = tmp_path / "samples.jsonl"
+    shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "rag_samples.jsonl", data)
+    out = tmp_path / "results.jsonl"
+    base = ["score", str(data), "-m", "context_recall", "--no-verifier", "--no-reasons", "--model", str(small_model_path), "--n-ctx", "2048", "-o", str(out), "-q"]
+    assert CliRunner().invoke(cli, [*base, "--threads", "1"]).exit_code in (0, 1)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:3]))  # the header and two samples: an interrupted run
+    speed = CliRunner().invoke(cli, [*base, "--resume", "--threads", "2", "--judge-option", "use_mlock=true"])
+    assert speed.exit_code in (0, 1), speed.output
+    assert [json.loads(line).get("id") for line in out.read_text().splitlines()[1:]] == [json.loads(line).get("id") for line in lines[1:]]
+    out.write_text("".join(lines[:3]))
+    identity = CliRunner().invoke(cli, [*base, "--resume", "--judge-option", "n_batch=64"])
+    assert identity.exit_code == 2 and "judge.n_batch" in identity.output and "64 now" in identity.output
