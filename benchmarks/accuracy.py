@@ -168,9 +168,14 @@ def statement_items(task: str, limit: int | None, shift: int) -> list[StatementI
     ]
 
 
+VERIFIER_FEATURE: list[bool] = [False]  # --verifier-feature: add the trained verifier's logit to each statement's features
+
+
 def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int) -> list[dict[str, Any]]:
-    """One record per statement: label, source, group, the metric's features; plus per-sample cost."""
+    """One record per statement: label, source, group, the metric's features (with
+    --verifier-feature also the verifier's best-window logit, "verifier"); plus per-sample cost."""
     metric = recall_metric()
+    verifier_metric = create_metric("context_recall", {**RECALL_OPTIONS, "verifier": True, "reasons": False}) if VERIFIER_FEATURE[0] else None
     records: list[dict[str, Any]] = []
     items = statement_items(task, limit, shift)
     started = time.perf_counter()
@@ -183,6 +188,9 @@ def statement_rows(judge: CachedJudge, task: str, limit: int | None, shift: int)
             continue
         cost = {**(score.usage or {}), "seconds": judge.seconds - before}
         verdicts = score.details["statements"]
+        if verifier_metric is not None:
+            for verdict, verified in zip(verdicts, verifier_metric.score_statements(sample, statements, None).details["statements"]):
+                verdict["features"] = {**verdict["features"], "verifier": verified["features"]["verifier"]}
         for verdict, label in zip(verdicts, labels):
             records.append({"group": row_id, "source": source, "label": label, "features": verdict["features"], "cost": cost})
         progress(task, number, len(items), started)
@@ -610,6 +618,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--recall-chunks", type=int, help="context_recall's chunks option (default: the metric's)")
     parser.add_argument("--next-chunk-coverage", type=float, help="context_recall reads a chunk after the best only when one of its sentences holds this share of the statement's words (default: recall.NEXT_CHUNK_COVERAGE; 0 reads it always)")
     parser.add_argument("--combination", default=",".join(ATTRIBUTION_FEATURES), help="comma-separated features of the statement-verdict combination to fit (default: the shipped ones)")
+    parser.add_argument("--verifier-feature", action="store_true", help="statement tasks: also fit and cross-validate combinations with the trained verifier's logit as a feature")
     parser.add_argument("--cache", type=Path, help="the judge answer cache (default: benchmarks/.cache/judge/MODEL/answers.jsonl); a new file measures cost afresh")
     parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
     parser.add_argument("--json", type=Path, help="also write the report here")
@@ -625,6 +634,7 @@ def main(argv: Iterable[str] | None = None) -> None:
         RECALL_OPTIONS["chunks"] = args.recall_chunks
     if args.next_chunk_coverage is not None:
         recall_rules.NEXT_CHUNK_COVERAGE = args.next_chunk_coverage
+    VERIFIER_FEATURE[0] = args.verifier_feature
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}
@@ -634,6 +644,14 @@ def main(argv: Iterable[str] | None = None) -> None:
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
     if verdict_tasks:
         report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY), args.combination.split(","))
+        if VERIFIER_FEATURE[0]:
+            print_combinations(verdict_tasks, {
+                "judge rule (judge, best_coverage)": ["judge", "best_coverage"],
+                "verifier alone": ["verifier"],
+                "verifier, best_coverage": ["verifier", "best_coverage"],
+                "verifier, judge": ["verifier", "judge"],
+                "verifier, judge, best_coverage": ["verifier", "judge", "best_coverage"],
+            })
     if "relevance" in tasks or "squad" in tasks:
         records = relevance_rows(judge, limit("relevance", limit("*")), args.shift) if "relevance" in tasks else []
         records += squad_rows(judge, limit("squad", limit("*")), args.shift) if "squad" in tasks else []
