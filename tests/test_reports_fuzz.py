@@ -79,7 +79,7 @@ def test_every_report_format_takes_any_rows_and_adds_no_markup(data):
     assert "<" not in body and "\r" not in body and "![" not in body
     table_lines = [line for line in body.splitlines() if line.startswith("| ")]
     columns = {line.count(" | ") for line in table_lines if not line.startswith("| metric") and not line.startswith("| id ")}
-    assert columns <= {5, 9}  # no cell added a column
+    assert columns <= {5, 10}  # no cell added a column (failing samples 6 cells, metrics 11)
 
     assert "\x1b" not in summary_table(figures)
 

@@ -124,11 +124,11 @@ def write_html(
     metrics = list(summary["metrics"])
     out.write(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title><style>{STYLE}</style></head><body>\n')
     out.write(f"<h1>{html_text(title)}</h1><p>{summary['samples']} samples, {summary['input_errors']} unreadable lines.</p>\n")
-    out.write("<h2>Summary</h2><table><thead><tr><th>metric</th><th>mean</th><th>95% interval</th><th>median</th><th>scored</th><th>NaN</th><th>errors</th></tr></thead><tbody>\n")
+    out.write("<h2>Summary</h2><table><thead><tr><th>metric</th><th>mean</th><th>std err</th><th>95% interval</th><th>median</th><th>scored</th><th>NaN</th><th>errors</th></tr></thead><tbody>\n")
     for name in metrics:
         m = summary["metrics"][name]
         out.write(
-            f"<tr><td>{html_text(name)}</td><td class=num>{number(m['mean'])}</td><td class=num>{interval(m.get('ci95'))}</td><td class=num>{number(m['median'])}</td>"
+            f"<tr><td>{html_text(name)}</td><td class=num>{number(m['mean'])}</td><td class=num>{number(m.get('stderr'))}</td><td class=num>{interval(m.get('ci95'))}</td><td class=num>{number(m['median'])}</td>"
             f"<td class=num>{m['scored']}</td><td class=num>{m['nan']}</td><td class=num>{m['errors']}</td></tr>\n"
         )
     out.write("</tbody></table>\n")

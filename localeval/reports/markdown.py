@@ -19,12 +19,12 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str
     out.write(f"## localeval: {status}\n\n{summary['samples']} samples, {summary['input_errors']} unreadable lines.")
     if summary.get("nothing_scored"):
         out.write(" Nothing was scored.")
-    out.write("\n\n| metric | mean | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|\n")
+    out.write("\n\n| metric | mean | std err | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     for name, m in metrics.items():
         on_lower = " on the lower bound" if m.get("min_mean_on") == "lower" else ""
         min_mean = f"{number(m['min_mean'])}{on_lower} ({'ok' if m['mean_ok'] else 'not met'})" if "min_mean" in m else "-"
         out.write(
-            f"| {markdown_cell(name)} | {number(m['mean'])} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
+            f"| {markdown_cell(name)} | {number(m['mean'])} | {number(m.get('stderr'))} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
             f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
         )
     notes = uncertainty_notes(summary)

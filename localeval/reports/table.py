@@ -11,7 +11,7 @@ from localeval.reports import gate_text, interval, number, uncertainty_notes
 
 def summary_table(summary: Mapping[str, Any]) -> str:
     """One row a metric, with the threshold verdict when one is set."""
-    header = ["metric", "count", "mean", "95% interval", "median", "nan", "errors", "threshold", "pass rate"]
+    header = ["metric", "count", "mean", "std err", "95% interval", "median", "nan", "errors", "threshold", "pass rate"]
     rows = [header]
     for name, m in summary["metrics"].items():
         rows.append(
@@ -19,6 +19,7 @@ def summary_table(summary: Mapping[str, Any]) -> str:
                 plain(name),
                 number(m["count"]),
                 number(m["mean"]),
+                number(m.get("stderr")),
                 interval(m.get("ci95")),
                 number(m["median"]),
                 number(m["nan"]),
