@@ -93,7 +93,7 @@ def _check_paths(settings: RunSettings) -> None:
         if settings.input == STDIO or not Path(settings.input).is_file():
             raise ConfigError("--resume needs the input to be a regular file: its SHA-256 is checked against the results")
     if settings.labels is not None and (settings.labels == STDIO or not Path(settings.labels).is_file()):
-        raise ConfigError(f"--labels {settings.labels}: not a file (the labels are read before scoring, from a file)")
+        raise ConfigError(f"the labels file {settings.labels} (--labels) is not a file: labels are read from a file, before scoring")
     config_path = (settings.config_source or {}).get("file", "")
     refuse_overlaps(
         {"INPUT": settings.input if settings.input != STDIO else "", "the config file": config_path, "--labels": settings.labels or ""},

@@ -119,4 +119,4 @@ def test_a_bad_labels_file_is_named_with_its_line_and_field_before_anything_is_s
     assert result.exit_code == 2 and f"{labels}:2: field 'id'" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "r.jsonl").exists()
     missing = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "--labels", str(tmp_path / "none.jsonl")])
-    assert missing.exit_code == 2 and "none.jsonl: not a file" in missing.output
+    assert missing.exit_code == 2 and "none.jsonl (--labels) is not a file" in missing.output

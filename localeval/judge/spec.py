@@ -42,7 +42,7 @@ class JudgeSpec(BaseModel):
     calibration: str | None = Field(None, description="Use this calibration file (written by `localeval calibrate`) instead of the catalog's.")
     judge_url: str | None = Field(None, description="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
     judge_concurrency: int | None = Field(None, ge=1, le=256, description="Requests kept in flight to a judge server (default 4).", json_schema_extra={"identity": False})
-    backend_options: dict[str, str | int | float | bool] = Field(
+    backend_options: dict[str, Any] = Field(
         default_factory=dict, description="A backend's own judge option, KEY=VALUE (repeatable; `localeval models options` lists them), validated by that backend."
     )
 
