@@ -29,10 +29,9 @@ from localeval.errors import JudgeError, LocalevalError
 from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.io import input_name
 from localeval.judge import Judge
-from localeval.labels import read_labels
+from localeval.labels import context_sentences, read_labels
 from localeval.metrics import recall, relevance
 from localeval.samples import Sample
-from localeval.text import split_sentences
 
 MIN_ROWS = 20  # below this, a fit of seven weights says more about the rows than the text
 
@@ -69,7 +68,7 @@ def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: N
                 rows.statements.append(score.details["statements"][0]["features"])
                 rows.labels.append(int(row["label"]))
             else:
-                texts = [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+                texts = context_sentences(row)
                 unmatched = [w for w in row["required"] if not any(_same_sentence(text, w) for text in texts)]
                 if unmatched:  # a label that names no sentence would teach the fit that nothing was required
                     rows.errors.append(f"{name}:{number}: field 'required': {unmatched[0][:80]!r} is not a sentence of the retrieved contexts")

@@ -16,15 +16,14 @@ from typing import Any
 
 from localeval.errors import InputError
 from localeval.io import input_name
-from localeval.labels import read_labels
-from localeval.text import split_sentences
+from localeval.labels import context_sentences, read_labels
 
 RECALL = "context_recall"
 RELEVANCE = "context_relevance"
 
 
 def _relevance_share(row: dict[str, Any], name: str, number: int) -> float:
-    sentences = [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+    sentences = context_sentences(row)
     if row["required"] and not sentences:
         raise InputError(name, number, "retrieved_contexts", "has no sentence, but 'required' names some")
     return min(1.0, len(row["required"]) / len(sentences)) if sentences else 0.0

@@ -24,6 +24,13 @@ def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]
     return value
 
 
+def context_sentences(row: dict[str, Any]) -> list[str]:
+    """A labelled row's retrieved contexts as the pysbd sentences `required` names."""
+    from localeval.text import split_sentences
+
+    return [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+
+
 def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
     try:
         row = from_json(raw)  # pydantic's parser, as the input reader's: it refuses unpaired surrogates

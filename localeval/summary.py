@@ -191,6 +191,7 @@ class Summary:
             raise ConfigError(f"threshold_on must be 'mean' or 'lower', got {gate_on!r}")
         self.gate_on = gate_on
         self.gold = dict(gold) if gold is not None else None
+        self._labelled_metrics = {metric for scores in self.gold.values() for metric in scores} if self.gold is not None else set()
         self._matched: set[str] = set()
         self.samples = 0
         self.input_errors = 0
@@ -290,7 +291,7 @@ class Summary:
                 entry["passed"] = tally.passed
                 entry["failed"] = tally.failed
                 entry["pass_rate"] = tally.passed / judged if judged else None
-            if self.gold is not None and name in {metric for scores in self.gold.values() for metric in scores}:
+            if name in self._labelled_metrics:
                 entry["ppi"] = prediction_powered(tally.scores, tally.labelled)
             if name in self.min_mean:
                 entry["min_mean"] = self.min_mean[name]

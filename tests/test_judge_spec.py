@@ -44,13 +44,20 @@ def test_serve_takes_the_judge_settings_the_in_process_judge_takes():
     assert result.exit_code == 2 and "'n_ctx'" in result.output
 
 
-def test_a_config_may_hold_the_judge_settings_in_a_judge_table(tmp_path):
+def _settings_with_config(tmp_path, config: str, **given):
+    """The run settings for a samples file beside a localeval.toml holding `config`, and the samples file."""
     from localeval.settings import build_settings
 
     data = tmp_path / "samples.jsonl"
     data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
-    (tmp_path / "localeval.toml").write_text('metrics = ["id_context_recall"]\n[judge]\nmodel = "qwen2.5-coder-0.5b"\nthreads = 2\n')
-    settings = build_settings({"input": str(data)})
+    (tmp_path / "localeval.toml").write_text(config)
+    return build_settings({"input": str(data), **given}), data
+
+
+def test_a_config_may_hold_the_judge_settings_in_a_judge_table(tmp_path):
+    from localeval.settings import build_settings
+
+    settings, data = _settings_with_config(tmp_path, 'metrics = ["id_context_recall"]\n[judge]\nmodel = "qwen2.5-coder-0.5b"\nthreads = 2\n')
     assert JudgeSpec.of(settings) == JudgeSpec(model="qwen2.5-coder-0.5b", threads=2)
     (tmp_path / "localeval.toml").write_text('model = "a"\n[judge]\nmodel = "b"\n')
     with pytest.raises(ConfigError, match="both at the top level and in \\[judge\\]"):
@@ -95,14 +102,10 @@ def test_a_backends_own_options_are_validated_by_that_backend(tmp_path):
 
 
 def test_backend_options_come_from_the_command_line_or_the_config_files_judge_table(tmp_path):
-    from localeval.settings import build_settings
-
-    data = tmp_path / "samples.jsonl"
-    data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
-    (tmp_path / "localeval.toml").write_text('[judge]\njudge_url = "http://127.0.0.1:9/v1"\n[judge.backend_options]\ntimeout = 30\n')
-    settings = build_settings({"input": str(data)})
+    config = '[judge]\njudge_url = "http://127.0.0.1:9/v1"\n[judge.backend_options]\ntimeout = 30\n'
+    settings, _ = _settings_with_config(tmp_path, config)
     assert JudgeSpec.of(settings).backend_options == {"timeout": 30}
-    given = build_settings({"input": str(data), "backend_options": {"timeout": "5"}})
+    given, _ = _settings_with_config(tmp_path, config, backend_options={"timeout": "5"})
     assert JudgeSpec.of(given).backend_options == {"timeout": "5"}  # the command line's table replaces the file's
     assert {flag_name("backend_options")} <= _flags("score") & _flags("calibrate") & _flags("serve")
 

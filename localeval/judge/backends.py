@@ -13,14 +13,12 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from localeval.errors import ConfigError
-
-if TYPE_CHECKING:
-    from localeval.judge.spec import JudgeSpec
+from localeval.judge.spec import JudgeSpec, speed_only
 
 BACKENDS: dict[str, str] = {
     "gguf": "localeval.judge.llama",
@@ -63,8 +61,6 @@ def backend_options_model(backend: str) -> type[BaseModel]:
 def list_backend_options() -> dict[str, dict[str, dict[str, Any]]]:
     """Each backend's own options with their default, help and whether they are part of a run's
     identity, for `localeval models options` and the docs."""
-    from localeval.judge.spec import speed_only
-
     found: dict[str, dict[str, dict[str, Any]]] = {}
     for backend in BACKENDS:
         model = backend_options_model(backend)

@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from localeval.errors import ConfigError, ModelError
-from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, Options, default_threads
+from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, default_threads
 from localeval.judge.llama_runtime import check_version, safe_loading
 from localeval.judge.spec import JudgeSpec
 
@@ -43,7 +43,6 @@ def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) ->
     from localeval.models import check_gguf, resolve_model
 
     options = checked_options("gguf", spec.backend_options)
-    assert isinstance(options, Options)
     gpu_layers, count = spec.gpu_layers, spec.threads or default_threads()
     path, catalog_name = resolve_model(spec.model)
     check_gguf(path)

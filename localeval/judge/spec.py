@@ -51,7 +51,7 @@ class JudgeSpec(BaseModel):
         """The spec of `values` (a mapping, or settings that carry these fields), ConfigError naming `where` when one is out of range."""
         data = values if isinstance(values, dict) else {name: getattr(values, name) for name in cls.model_fields}
         try:
-            return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields and not (k == "backend_options" and v is None)})
+            return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields and v is not None})  # None: not given
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ConfigError(f"{where}: '{'.'.join(str(p) for p in first['loc'])}': {first['msg']}") from None
