@@ -134,10 +134,10 @@ def write_file(samples: list[Sample], path: Path) -> None:
             handle.write(json.dumps(sample.model_dump(exclude_none=True)) + "\n")
 
 
-def localeval_file(path: Path, metric: str) -> tuple[list[float], float]:
+def localeval_file(path: Path, metric: str, options: dict[str, str] | None = None) -> tuple[list[float], float]:
     """localeval's scores for the file through the normal path (read, parse, score), and its seconds."""
     started = time.perf_counter()
-    values = [r.scores[metric] for r in score(read_records(str(path)), [metric])]
+    values = [r.scores[metric] for r in score(read_records(str(path)), [create_metric(metric, options)])]
     return values, time.perf_counter() - started
 
 

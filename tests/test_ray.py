@@ -51,7 +51,7 @@ def rows_of(path: Path) -> list[str]:
 def test_non_judge_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_path):
     data = write_jsonl([*samples(30), "{not json", {"id": "x", "retrieved_context_ids": "no"}])
     local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
-    common = {"input": str(data), "metrics": ["nonllm_context_recall", "id_context_recall"], "timing": False}
+    common = {"input": str(data), "metrics": ["nonllm_context_recall", "id_context_recall", "nonllm_context_precision", "id_context_precision"], "timing": False}
     first = score_file(RunSettings(**common, output=str(local)))
     second = score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
     assert rows_of(local) == rows_of(distributed)

@@ -24,9 +24,14 @@ class IdRecallDetails(BaseModel):
     missing: list[str]
 
 
+def distinct_ids(ids: Sequence[ContextId]) -> list[str]:
+    """Ids as ragas compares them: as `str()`, each once, in their first order."""
+    return list(dict.fromkeys(map(str, ids)))
+
+
 def id_recall(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[ContextId]) -> Score:
     """Score one pair of id lists; NaN when there are no reference ids."""
-    reference = list(dict.fromkeys(map(str, reference_ids)))
+    reference = distinct_ids(reference_ids)
     if not reference:
         return Score(value=float("nan"), details={"found": [], "missing": []})
     retrieved = set(map(str, retrieved_ids))

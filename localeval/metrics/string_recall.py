@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import distance, fuzz
@@ -99,8 +99,9 @@ LENGTH_BOUND: dict[str, Callable[[int, int], int]] = {
 }
 
 
-def _length_decided(retrieved: list[str], references: list[str], measure: str, threshold: float) -> np.ndarray:
-    """Mask of the pairs whose lengths alone keep the similarity at most the threshold. The
+def _length_decided(retrieved: list[str], references: list[str], measure: str, threshold: float, inclusive: bool = False) -> np.ndarray:
+    """Mask of the pairs whose lengths alone keep the similarity at most the threshold (below
+    it when `inclusive`: a pair exactly at an inclusive threshold reaches it). The
     bound is computed with the operations rapidfuzz uses (a distance over its normaliser,
     then 1 - it, in float64), so it never disagrees with the kernel on which side of the
     threshold a pair falls. Vectorised: one Python pass to read the lengths."""
@@ -111,17 +112,20 @@ def _length_decided(retrieved: list[str], references: list[str], measure: str, t
     normaliser = np.maximum(left, right) if LENGTH_BOUND[measure] is max else left + right
     with np.errstate(divide="ignore", invalid="ignore"):
         bound = 1.0 - np.abs(left - right) / normaliser
-    decided: np.ndarray = (normaliser > 0) & (bound <= threshold)
+    decided: np.ndarray = (normaliser > 0) & ((bound < threshold) if inclusive else (bound <= threshold))
     return decided
 
 
-def pair_similarities(retrieved: list[str], references: list[str], measure: str, threshold: float | None = None) -> np.ndarray:
+def pair_similarities(
+    retrieved: list[str], references: list[str], measure: str, threshold: float | None = None, inclusive: bool = False
+) -> np.ndarray:
     """Similarity of every (retrieved[i], references[i]) pair, in one vectorised call.
 
     With a `threshold`, pairs that cannot exceed it come back as NaN, meaning "at most
-    the threshold": those whose lengths alone decide it, and those on which rapidfuzz
-    stops early (its `score_cutoff`, several times faster). Every value that is
-    returned is the exact similarity.
+    the threshold" (with `inclusive`, "below it": pairs that cannot reach it): those whose
+    lengths alone decide it, and those on which rapidfuzz stops early (its `score_cutoff`,
+    several times faster; its margin keeps a pair at the threshold exact). Every value that
+    is returned is the exact similarity.
     """
     import numpy as np
     from rapidfuzz import process
@@ -132,7 +136,7 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
     if measure not in EQUALITY_DECIDES:  # where the kernel is slow on what is settled without it
         pending &= np.fromiter((not _settled(a, b, measure) for a, b in zip(retrieved, references)), dtype=bool, count=len(retrieved))
     if threshold is not None and measure in LENGTH_BOUND:
-        decided = pending & _length_decided(retrieved, references, measure, threshold)
+        decided = pending & _length_decided(retrieved, references, measure, threshold, inclusive)
         similarities[decided] = np.nan
         pending &= ~decided
     todo = np.flatnonzero(pending)
@@ -159,9 +163,12 @@ def pair_similarities(retrieved: list[str], references: list[str], measure: str,
 CUTOFF_STEPS = 20
 
 
-def best_first_similarities(left: list[str], right: list[str], spans: Sequence[tuple[int, int]], measure: str, threshold: float | None) -> np.ndarray:
+def best_first_similarities(
+    left: list[str], right: list[str], spans: Sequence[tuple[int, int]], measure: str, threshold: float | None, inclusive: bool = False
+) -> np.ndarray:
     """pair_similarities for pairs grouped by reference (`spans`: start and count of each
-    reference's pairs), computing each reference's likeliest match first.
+    reference's pairs), computing each reference's likeliest match first (for precision the
+    groups are retrieved contexts, each seeking its best reference: the same search).
 
     Stage one computes, for each reference, the pair whose lengths are closest (where a
     near-duplicate usually is) with the cutoff at the threshold. Stage two computes the
@@ -180,7 +187,7 @@ def best_first_similarities(left: list[str], right: list[str], spans: Sequence[t
         segment = lengths[start : start + count]
         firsts.append(start + segment.index(min(segment)))
     similarities = np.full(len(left), np.nan)
-    similarities[firsts] = pair_similarities([left[i] for i in firsts], [right[i] for i in firsts], measure, threshold)
+    similarities[firsts] = pair_similarities([left[i] for i in firsts], [right[i] for i in firsts], measure, threshold, inclusive)
     groups: dict[float, list[int]] = {}
     for (start, count), first in zip(spans, firsts):
         found = similarities[first]
@@ -188,7 +195,7 @@ def best_first_similarities(left: list[str], right: list[str], spans: Sequence[t
         groups.setdefault(cutoff, []).extend(i for i in range(start, start + count) if i != first)
     for cutoff, positions in groups.items():
         if positions:
-            similarities[positions] = pair_similarities([left[i] for i in positions], [right[i] for i in positions], measure, cutoff)
+            similarities[positions] = pair_similarities([left[i] for i in positions], [right[i] for i in positions], measure, cutoff, inclusive)
     return similarities
 
 
@@ -211,15 +218,18 @@ class StringRecallDetails(BaseModel):
     references: list[ReferenceMatch]
 
 
-class NonLlmContextRecall(Metric[StringRecallParams]):
-    name = "nonllm_context_recall"
-    description = (
-        "Share of reference contexts whose best string similarity with a retrieved context "
-        "is above the threshold (ragas NonLLMContextRecall by default)."
-    )
+class StringMatchMetric(Metric[StringRecallParams]):
+    """What the two string metrics share: every text of one side seeks its best match among the
+    other side's, all pairs of a batch in a few vectorised kernel calls. Recall's references each
+    seek a retrieved context; precision's retrieved contexts each seek a reference."""
+
     required_fields = ("retrieved_contexts", "reference_contexts")
     Params = StringRecallParams
-    Details = StringRecallDetails
+    # True: each retrieved context seeks its best reference (precision); False: each reference
+    # seeks its best retrieved context (recall).
+    per_retrieved: ClassVar[bool] = False
+    # Whether a similarity equal to the threshold counts (ragas' precision: >=; its recall: >).
+    inclusive: ClassVar[bool] = False
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         """Every sample's score; with partial_ratio, a sample with a pair too long to compare gets
@@ -240,52 +250,105 @@ class NonLlmContextRecall(Metric[StringRecallParams]):
                         f"partial_ratio compares texts of at most {limit:,} characters, and reference context #{r} ({len(reference):,}) "
                         f"and retrieved context #{c} ({len(context):,}) are both longer: its time grows with the cube of the length "
                         "(10,000 characters: about 40 s per pair). Use measure=token_set_ratio or levenshtein for long texts, "
-                        "or raise nonllm_context_recall.partial_ratio_max_chars"
+                        f"or raise {self.name}.partial_ratio_max_chars"
                     )
         return None
 
     def _score_all(self, samples: Sequence[Sample]) -> list[Score]:
+        return [self._score_block(block, unknown) for block, unknown in self._similarity_blocks(samples)]
+
+    def _score_block(self, block: np.ndarray, unknown: np.ndarray) -> Score:
+        """One sample's score from its matrix (`_similarity_blocks`)."""
+        raise NotImplementedError
+
+    def _similarity_blocks(self, samples: Sequence[Sample]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each sample's matrix, a row per text that seeks its best match and a column per
+        candidate (-inf: not the best, or only known to be on the wrong side of the threshold),
+        and the mask of the pairs only known to be on the wrong side (NaN from the kernel)."""
         import numpy as np
 
         params = self.params
         decides_by_equality = params.measure in EQUALITY_DECIDES
-        left: list[str] = []
+        left: list[str] = []  # the kernel reads (retrieved, reference), the order ragas calls it in
         right: list[str] = []
-        computed: list[int] = []  # positions, in the batch's flat references x retrieved layout, of the pairs to compute
-        spans: list[tuple[int, int]] = []  # each computed reference's pairs in left/right
+        computed: list[int] = []  # positions, in the batch's flat rows x candidates layout, of the pairs to compute
+        spans: list[tuple[int, int]] = []  # each computed row's pairs in left/right
         identical: list[int] = []  # positions of pairs decided by identity (similarity 1.0)
+        shapes: list[tuple[int, int]] = []
         offset = 0
         for sample in samples:
-            contexts = sample.retrieved_contexts or []
-            for reference in sample.reference_contexts or []:
-                first_equal = contexts.index(reference) if decides_by_equality and reference in contexts else None
+            retrieved, references = sample.retrieved_contexts or [], sample.reference_contexts or []
+            rows, candidates = (retrieved, references) if self.per_retrieved else (references, retrieved)
+            shapes.append((len(rows), len(candidates)))
+            for text in rows:
+                first_equal = candidates.index(text) if decides_by_equality and text in candidates else None
                 if first_equal is not None:
                     identical.append(offset + first_equal)
-                elif contexts:
-                    spans.append((len(left), len(contexts)))
-                    left.extend(contexts)
-                    right.extend([reference] * len(contexts))
-                    computed.extend(range(offset, offset + len(contexts)))
-                offset += len(contexts)
-        similarities = best_first_similarities(left, right, spans, params.measure, None if params.exact_similarity else params.threshold)
-        # -inf for pairs never computed (an identical one decided their reference), and for
-        # NaN (at most the threshold): both rank below every known similarity. `unknown`
-        # marks the NaN ones: a reference that is not recalled reports its best similarity
-        # only when none of its pairs is unknown.
+                elif candidates:
+                    spans.append((len(left), len(candidates)))
+                    left.extend([text] * len(candidates) if self.per_retrieved else candidates)
+                    right.extend(candidates if self.per_retrieved else [text] * len(candidates))
+                    computed.extend(range(offset, offset + len(candidates)))
+                offset += len(candidates)
+        threshold = None if params.exact_similarity else params.threshold
+        similarities = best_first_similarities(left, right, spans, params.measure, threshold, self.inclusive)
+        # -inf for pairs never computed (an identical one decided their row), and for NaN
+        # (on the wrong side of the threshold): both rank below every known similarity.
+        # `unknown` marks the NaN ones: a row that does not reach the threshold reports its
+        # best similarity only when none of its pairs is unknown.
         ranked = np.full(offset, -np.inf)
         unknown = np.zeros(offset, dtype=bool)
         unknown[computed] = np.isnan(similarities)
         ranked[computed] = np.where(unknown[computed], -np.inf, similarities)
         ranked[identical] = 1.0
-        scores = []
+        blocks = []
         offset = 0
-        for sample in samples:
-            n_retrieved = len(sample.retrieved_contexts or [])
-            n_references = len(sample.reference_contexts or [])
-            span = slice(offset, offset + n_retrieved * n_references)
-            offset += n_retrieved * n_references
-            scores.append(_score_block(ranked[span].reshape(n_references, n_retrieved), unknown[span].reshape(n_references, n_retrieved), params.threshold))
-        return scores
+        for n_rows, n_candidates in shapes:
+            span = slice(offset, offset + n_rows * n_candidates)
+            offset += n_rows * n_candidates
+            blocks.append((ranked[span].reshape(n_rows, n_candidates), unknown[span].reshape(n_rows, n_candidates)))
+        return blocks
+
+
+def best_matches(block: np.ndarray, unknown: np.ndarray, threshold: float, inclusive: bool) -> list[tuple[int | None, float | None, bool]]:
+    """Per row of a sample's matrix: its best candidate's index (the first of equals), that
+    similarity, and whether it reaches the threshold (> it, or >= it when `inclusive`). Index
+    and similarity are None when there is no candidate, or when the row does not reach the
+    threshold and some pair is only known to be on the wrong side of it: then the best
+    similarity is not known exactly, only that it is too low."""
+    n_rows, n_candidates = block.shape
+    if n_candidates == 0:
+        return [(None, None, False)] * n_rows
+    # a few vectorised calls per sample, not several per row; the max of booleans is "any"
+    best, values, partial = block.argmax(axis=1).tolist(), block.max(axis=1).tolist(), unknown.max(axis=1).tolist()
+    matches: list[tuple[int | None, float | None, bool]] = []
+    for index, similarity, some_unknown in zip(best, values, partial):
+        reached = similarity >= threshold if inclusive else similarity > threshold
+        if similarity == -math.inf or (not reached and some_unknown):
+            matches.append((None, None, False))
+        else:
+            matches.append((index, similarity, reached))
+    return matches
+
+
+class NonLlmContextRecall(StringMatchMetric):
+    name = "nonllm_context_recall"
+    description = (
+        "Share of reference contexts whose best string similarity with a retrieved context "
+        "is above the threshold (ragas NonLLMContextRecall by default)."
+    )
+    Details = StringRecallDetails
+
+    def _score_block(self, block: np.ndarray, unknown: np.ndarray) -> Score:
+        """Score one sample from its references x retrieved matrix."""
+        if block.shape[0] == 0:
+            return Score(value=float("nan"), details={"references": []})
+        references = [
+            {"best_index": index, "similarity": similarity, "recalled": recalled}
+            for index, similarity, recalled in best_matches(block, unknown, self.params.threshold, inclusive=False)
+        ]
+        recalled_count = sum(1 for r in references if r["recalled"])
+        return Score(value=recalled_count / len(references), details={"references": references})
 
     @classmethod
     def explain(cls, details: StringRecallDetails) -> str:
@@ -293,35 +356,10 @@ class NonLlmContextRecall(Metric[StringRecallParams]):
         if not references:
             return "no reference contexts"
         missed = [(i, r) for i, r in enumerate(references) if not r.recalled]
-        listed = ", ".join(f"#{i} ({_similarity_text(r.similarity)})" for i, r in missed[:MAX_ITEMS])
+        listed = ", ".join(f"#{i} ({similarity_text(r.similarity)})" for i, r in missed[:MAX_ITEMS])
         more = f" and {len(missed) - MAX_ITEMS} more" if len(missed) > MAX_ITEMS else ""
         return f"{len(missed)} of {len(references)} reference contexts not recalled" + (f": {listed}{more}" if listed else "")
 
 
-def _similarity_text(similarity: float | None) -> str:
+def similarity_text(similarity: float | None) -> str:
     return "no close match" if similarity is None else f"best similarity {similarity:.2f}"
-
-
-def _score_block(block: np.ndarray, unknown: np.ndarray, threshold: float) -> Score:
-    """Score one sample from its references x retrieved similarity matrix (-inf: not the best,
-    or at most the threshold) and the mask of pairs only known to be at most the threshold."""
-    n_references, n_retrieved = block.shape
-    if n_references == 0:
-        return Score(value=float("nan"), details={"references": []})
-    if n_retrieved == 0:
-        best: list[int | None] = [None] * n_references
-        values: list[float] = [-math.inf] * n_references
-        partial: list[bool] = [False] * n_references
-    else:  # a few vectorised calls per sample, not several per reference
-        best, values, partial = block.argmax(axis=1).tolist(), block.max(axis=1).tolist(), unknown.max(axis=1).tolist()  # max of booleans: any
-    references: list[dict[str, Any]] = []
-    for index, similarity, some_unknown in zip(best, values, partial):
-        is_recalled = similarity > threshold
-        if similarity == -math.inf or (not is_recalled and some_unknown):
-            # Nothing retrieved, or not recalled with a pair whose similarity is unknown
-            # (only "at most the threshold"): the best similarity is not known exactly.
-            references.append({"best_index": None, "similarity": None, "recalled": False})
-        else:
-            references.append({"best_index": index, "similarity": similarity, "recalled": is_recalled})
-    recalled_count = sum(1 for r in references if r["recalled"])
-    return Score(value=recalled_count / n_references, details={"references": references})
