@@ -67,17 +67,17 @@ def vary(samples: list[Sample], seed: int) -> list[Sample]:
     """What precision reads, varied: relevant contexts at every rank, now and then nothing
     retrieved, and id lists with duplicates, misses and ids given as integers and as strings."""
     rng = random.Random(seed)
+
+    def draw(low: int, high: int) -> list[str | int]:
+        """Ids from a pool of 12 (so some repeat), three in ten given as strings."""
+        return [str(x) if rng.random() < 0.3 else x for x in rng.choices(range(12), k=rng.randint(low, high))]
+
     varied = []
     for sample in samples:
         contexts = list(sample.retrieved_contexts or [])
         rng.shuffle(contexts)
         if rng.random() < 0.02:
             contexts = []
-        pool: list[str | int] = list(range(12))
-
-        def draw(low: int, high: int) -> list[str | int]:
-            return [str(x) if rng.random() < 0.3 else x for x in rng.choices(pool, k=rng.randint(low, high))]
-
         varied.append(sample.model_copy(update={"retrieved_contexts": contexts, "retrieved_context_ids": draw(0, 8), "reference_context_ids": draw(0, 5)}))
     return varied
 

@@ -92,11 +92,18 @@ def test_explanation_is_one_line_with_matches_and_misses():
 
 
 def brute_force(retrieved, references, measure, threshold):
-    """Every pair in full, as ragas computes it: per retrieved context its best reference, relevant when >= threshold."""
+    """Every pair in full, as ragas computes it: per retrieved context its best reference, relevant when >= threshold.
+    Identical texts are 1.0 with every measure (rapidfuzz's two ratios give two empty strings 0)."""
     scorer, is_distance = MEASURES[measure]
+
+    def similarity(a, b):
+        if a == b:
+            return 1.0
+        return (1.0 - scorer(a, b, processor=None)) if is_distance else scorer(a, b, processor=None) / 100
+
     out = []
     for context in retrieved:
-        values = [(1.0 - scorer(context, r, processor=None)) if is_distance else scorer(context, r, processor=None) / 100 for r in references]
+        values = [similarity(context, r) for r in references]
         best = max(range(len(values)), key=lambda i: (values[i], -i)) if values else None
         out.append((best, values[best] if values else None, bool(values) and values[best] >= threshold))
     return out

@@ -71,11 +71,9 @@ class NonLlmContextPrecision(StringMatchMetric):
 
     def _score_block(self, block: np.ndarray, unknown: np.ndarray) -> Score:
         """Score one sample from its retrieved x references matrix."""
-        retrieved = [
-            {"best_reference": index, "similarity": similarity, "relevant": relevant}
-            for index, similarity, relevant in best_matches(block, unknown, self.params.threshold, inclusive=True)
-        ]
-        return Score(value=average_precision(r["relevant"] for r in retrieved), details={"retrieved": retrieved})
+        matches = best_matches(block, unknown, self.params.threshold, inclusive=True)
+        retrieved = [{"best_reference": index, "similarity": similarity, "relevant": relevant} for index, similarity, relevant in matches]
+        return Score(value=average_precision(relevant for _, _, relevant in matches), details={"retrieved": retrieved})
 
     @classmethod
     def explain(cls, details: StringPrecisionDetails) -> str:
