@@ -88,6 +88,9 @@ def test_explanation_is_one_line_with_matches_and_misses():
     line = explain(precision(["zzzz", "abcd", "abce"], ["abcd"]).details)
     assert line == "2 of 3 retrieved contexts relevant: #1 (reference #0, 1.00), #2 (reference #0, 0.75); not relevant: #0 (no close match)"
     assert explain(precision([], ["a"]).details) == "nothing retrieved"
+    assert explain(precision(["zzzz", "abcd"], ["x" * 9]).details) == "none of the 2 retrieved contexts relevant: #0 (no close match), #1 (no close match)"
+    many = explain(precision([f"text {i}" for i in range(6)], ["text 1"], threshold=0.9).details)
+    assert many.startswith("1 of 6 retrieved contexts relevant: #1 (reference #0, 1.00); not relevant: #0 (") and many.endswith(" and 2 more")
     assert "\n" not in explain(precision([f"text {i}" for i in range(9)], ["text 1", "text 2"], exact_similarity=True).details)
 
 

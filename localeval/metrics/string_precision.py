@@ -82,12 +82,16 @@ class NonLlmContextPrecision(StringMatchMetric):
             return "nothing retrieved"
         relevant = [(i, r) for i, r in enumerate(retrieved) if r.relevant]
         other = [(i, r) for i, r in enumerate(retrieved) if not r.relevant]
-        parts = [f"{len(relevant)} of {len(retrieved)} retrieved contexts relevant"]
-        if relevant:
-            listed = ", ".join(f"#{i} (reference #{r.best_reference}, {r.similarity:.2f})" for i, r in relevant[:MAX_ITEMS])
-            parts.append(f": {listed}" + (f" and {len(relevant) - MAX_ITEMS} more" if len(relevant) > MAX_ITEMS else ""))
-        if other:
-            listed = ", ".join(f"#{i} ({similarity_text(r.similarity)})" for i, r in other[:MAX_ITEMS])
-            parts.append(f"; not relevant: {listed}" + (f" and {len(other) - MAX_ITEMS} more" if len(other) > MAX_ITEMS else ""))
-        return "".join(parts)
+        if not relevant:
+            return f"none of the {len(retrieved)} retrieved contexts relevant: {_listed(other)}"
+        line = f"{len(relevant)} of {len(retrieved)} retrieved contexts relevant: {_listed(relevant)}"
+        return line + (f"; not relevant: {_listed(other)}" if other else "")
+
+
+def _listed(matches: list[tuple[int, RetrievedMatch]]) -> str:
+    """The first few retrieved contexts with their closest reference (relevant ones) or best similarity."""
+    listed = ", ".join(
+        f"#{i} (reference #{m.best_reference}, {m.similarity:.2f})" if m.relevant else f"#{i} ({similarity_text(m.similarity)})" for i, m in matches[:MAX_ITEMS]
+    )
+    return listed + (f" and {len(matches) - MAX_ITEMS} more" if len(matches) > MAX_ITEMS else "")
 
