@@ -68,6 +68,8 @@ def test_ranks_matter_and_the_threshold_is_inclusive():
     # "abcd" vs "abxy": Levenshtein similarity exactly 0.5: relevant (ragas: >=), where recall needs > 0.5
     assert precision(["abcd"], ["abxy"]).value == 1.0
     assert precision(["abcd"], ["abxy"], threshold=0.51).value == 0.0
+    # lengths 2 and 4: the length bound alone is exactly 0.5, and so is the similarity: relevant, not skipped
+    assert precision(["ab"], ["abcd"]).details["retrieved"] == [{"best_reference": 0, "similarity": 0.5, "relevant": True}]
     assert create_metric("nonllm_context_recall").score_batch([Sample(retrieved_contexts=["abcd"], reference_contexts=["abxy"])], None)[0].value == 0.0
 
 
