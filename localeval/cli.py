@@ -26,9 +26,9 @@ from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import PLUGIN_ERRORS, list_metrics
-from localeval.gold import RELEVANCE, read_gold, relevance_units
 from localeval.pipeline import build_metrics, score_file
 from localeval.ppi import MIN_LABELS
 from localeval.progress import Progress, count_lines
@@ -139,7 +139,7 @@ def cli() -> None:
     """Score RAG retrieval with local metrics and a local GGUF judge. Nothing leaves the machine."""
 
 
-class _GateMode(click.Choice):
+class _GateMode(click.Choice[str]):
     """The gate modes, and for a retired one the reason and its replacements instead of a bare
     "not one of": 'lower' meant the opposite of what its help said."""
 
@@ -274,7 +274,7 @@ def _header_run(path: Path) -> dict[str, Any]:
     return {}
 
 
-def _report_labels(results_path: Path, labels_path: str | None) -> Any:
+def _report_labels(results_path: Path, labels_path: str | None) -> Gold | None:
     """The labels for `report --labels`, context_relevance's counted in the unit and language the
     results header records; without --labels, a notice when the run was scored with labels."""
     run = _header_run(results_path)
@@ -285,8 +285,9 @@ def _report_labels(results_path: Path, labels_path: str | None) -> Any:
         return None
     if labels_path == STDIO or not Path(labels_path).is_file():
         raise ConfigError(f"the labels file {labels_path} (--labels) is not a file: labels are read from a file")
-    metrics = run.get("metrics") if isinstance(run.get("metrics"), dict) else {}
-    gold = read_gold(labels_path, relevance_units(metrics.get(RELEVANCE), f"{results_path}: the run header"))
+    metrics = run.get("metrics")
+    options = metrics.get(RELEVANCE) if isinstance(metrics, dict) else None
+    gold = read_gold(labels_path, relevance_units(options, f"{results_path}: the run header"))
     if recorded and recorded.get("sha256") != gold.sha256:
         click.echo(f"localeval: {labels_path} is not the labels file the run was scored with ({plain(str(recorded.get('path')))}, another SHA-256)", err=True)
     return gold

@@ -311,8 +311,12 @@ def test_score_leaves_out_a_relevance_row_whose_required_sentence_is_nowhere_as_
     labels.write_text(json.dumps({"id": "q1", "user_input": "q?", "retrieved_contexts": ["Alpha is here. Beta is there."], "required": [ghost, ghost, ghost]}) + "\n")
     gold = read_gold(str(labels))
     assert gold.scores == {} and gold.left_out == [f"{labels}:1: field 'required': {ghost!r} is not a sentence of the retrieved contexts; the row is left out"]
-    with pytest.raises(LeftOut, match=":1: field 'required'"):  # the same function calibrate uses (localeval.calibrating.collect)
+    with pytest.raises(LeftOut, match=":1: field 'required'"):
         required_sentences(json.loads(labels.read_text()), str(labels), 1)
+    from localeval.calibrating import collect
+    from localeval.testing import ScriptedJudge
+
+    assert collect(str(labels), ScriptedJudge(lambda messages: 0.9)).errors == gold.left_out  # calibrate: the same rule, the same words
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps({"id": "q1", "user_input": "q?", "retrieved_contexts": ["Alpha is here. Beta is there."]}) + "\n")
     result = _score(data, "-m", "context_relevance", "--verifier", "--labels", labels)
