@@ -245,7 +245,8 @@ def score_command(
             bar[0].close()
     for name, figures in outcome.summary["metrics"].items():
         if figures["errors"]:
-            hint = "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
+            gated = "threshold" in figures or "min_mean" in figures
+            hint = "; an unscored sample fails its gate" if gated else "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
             click.echo(f"localeval: {figures['errors']} of {figures['count']} samples could not be scored by {name} (their errors are in the results{hint})", err=True)
     if outcome.summary["nothing_scored"]:
         click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
