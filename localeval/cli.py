@@ -162,7 +162,7 @@ class _GateMode(click.Choice[str]):
 @click.option("--fail-on-error", is_flag=True, default=None, help="Exit 1 when any sample could not be scored by a metric (a judge error, a missing field).")
 @click.option("--map", "map_values", multiple=True, metavar="KEY=FIELD", help="Read the input key KEY as the ragas field FIELD, e.g. --map question_text=user_input (repeatable).")
 @click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE, in [0, 1] (repeatable).")
-@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE, in [0, 1] (repeatable).")
+@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean (or the interval bound --threshold-on names) is below VALUE, in [0, 1], or a sample could not be scored by it (repeatable).")
 @click.option(
     "--threshold-on", type=_GateMode(GATE_MODES),
     help="What --min-mean compares: the mean (default); or the mean's 95% interval (the prediction-powered one with --labels): "
