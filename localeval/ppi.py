@@ -9,15 +9,17 @@ the metric scored but nobody labelled, the estimate is
 and its variance lambda^2 var_N(f) / N + var_n(h - lambda * f) / n. lambda = 1 is classic PPI
 (ARES), which is WIDER than the labels alone when the metric tracks the labels poorly;
 lambda = 0 is the labels alone. lambda is the value in [0, 1] that minimises the estimated
-variance, and when the labels alone are narrower still, lambda is 0: the interval is never
-wider than the one the same labels give without the metric.
+variance (below), so the interval is never wider than the one the same labels give without the
+metric, computed the same way.
 
 Small samples are where an interval lies most easily: two labels of 1.0 have zero variance.
 So (a) below MIN_LABELS labelled samples there is no estimate; (b) the labelled part's
-variance is at least 1 / (n + 1), roughly what one more label disagreeing by the whole [0, 1]
-range would add, so labels that all agree do not give a zero-width interval (the floor is
-below a real spread of labels from n = 10 on, and fades as n grows); (c) the interval uses
-Student's t with n - 1 degrees of freedom, not the normal quantile.
+variance is computed as if one more labelled sample disagreed with the others by the whole
+[0, 1] range: ((n - 1) var + n / (n + 1)) / n, so labels that all agree do not give a
+zero-width interval, and the extra fades as 1 / n; (c) the interval uses Student's t with n - 1
+degrees of freedom, not the normal quantile. benchmarks/ppi_coverage.py shows the effect: by
+simulation, 95% intervals from 10 to 50 labels cover the human mean in 94.5-99% of draws, where
+the same labels' plain t interval covers it in 91-96%.
 """
 
 from __future__ import annotations
@@ -89,20 +91,19 @@ def prediction_powered(count: int, mean: float | None, variance: float | None, p
         return figures
     metric, human = [f for f, _ in pairs], [h for _, h in pairs]
     rest, rest_mean, rest_variance = _unlabelled_moments(count, mean, variance or 0.0, metric)
-    floor = 1.0 / (n + 1)
+    unseen = n / (n + 1)  # what one more label, disagreeing by the whole range, adds to the sum of squares
 
     def variance_at(weight: float) -> float:
         rectified = [h - weight * f for f, h in pairs]
-        spread = max(_covariance(rectified, rectified), floor) / n
+        spread = ((n - 1) * _covariance(rectified, rectified) + unseen) / n / n
         return spread + (weight**2 * rest_variance / rest if rest else 0.0)
 
-    weight = 0.0
-    denominator = (rest_variance / rest if rest >= 2 else 0.0) + _covariance(metric, metric) / n
-    if rest >= 2 and denominator > 0:
-        weight = min(1.0, max(0.0, _covariance(human, metric) / n / denominator))
-        if variance_at(weight) > variance_at(0.0):
-            weight = 0.0  # the floor can make the labels alone narrower: never wider than them
-    estimate = (weight * rest_mean if weight else 0.0) + _mean([h - weight * f for f, h in pairs])
+    # The variance is a convex quadratic in lambda; its minimiser, clipped to [0, 1], is the best
+    # weight there, and never worse than lambda = 0 (the labels alone).
+    shrink = (n - 1) / n / n  # var(h - lambda f)'s factor in variance_at
+    denominator = shrink * _covariance(metric, metric) + (rest_variance / rest if rest >= 2 else 0.0)
+    weight = min(1.0, max(0.0, shrink * _covariance(human, metric) / denominator)) if rest >= 2 and denominator > 0 else 0.0
+    estimate = weight * rest_mean + _mean([h - weight * f for f, h in pairs])
     error, alone = math.sqrt(variance_at(weight)), math.sqrt(variance_at(0.0))
     quantile = t_quantile_975(n - 1)
     human_mean = figures["human_mean"]

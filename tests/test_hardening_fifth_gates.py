@@ -139,13 +139,15 @@ def test_ppi_plus_plus_matches_a_hand_calculation():
     figures = prediction_powered(len(every), statistics.fmean(every), statistics.variance(every), pairs)
     f, h = [p[0] for p in pairs], [p[1] for p in pairs]
     n, big_n = len(pairs), len(unlabelled)
-    # lambda minimises lambda^2 var(u)/N + var(h - lambda f)/n: lambda = (cov(h, f)/n) / (var(u)/N + var(f)/n)
-    weight = (statistics.covariance(h, f) / n) / (statistics.variance(unlabelled) / big_n + statistics.variance(f) / n)
+    # The variance: lambda^2 var(u)/N + ((n-1) var(h - lambda f) + n/(n+1)) / n^2 (one unseen label
+    # disagreeing by the whole range); its minimiser: lambda = s cov(h, f) / (s var(f) + var(u)/N), s = (n-1)/n^2.
+    shrink = (n - 1) / n**2
+    weight = shrink * statistics.covariance(h, f) / (shrink * statistics.variance(f) + statistics.variance(unlabelled) / big_n)
     assert 0 < weight < 1 and math.isclose(figures["lambda"], weight)
     rectified = [y - weight * x for x, y in pairs]
     estimate = weight * statistics.fmean(unlabelled) + statistics.fmean(rectified)
-    error = math.sqrt(weight**2 * statistics.variance(unlabelled) / big_n + statistics.variance(rectified) / n)
-    alone = math.sqrt(statistics.variance(h) / n)
+    error = math.sqrt(weight**2 * statistics.variance(unlabelled) / big_n + ((n - 1) * statistics.variance(rectified) + n / (n + 1)) / n**2)
+    alone = math.sqrt(((n - 1) * statistics.variance(h) + n / (n + 1)) / n**2)
     assert math.isclose(figures["mean"], estimate) and math.isclose(figures["stderr"], error)
     t9 = 2.262157
     assert figures["ci95"] == pytest.approx([estimate - t9 * error, estimate + t9 * error], abs=1e-4)
@@ -156,8 +158,9 @@ def test_ppi_plus_plus_matches_a_hand_calculation():
 
 def test_labels_that_all_agree_do_not_give_a_zero_width_interval():
     # 20 samples scored 0.0, 10 of them labelled 1.0: no spread at all. By hand: lambda 0 (the
-    # metric does not vary), the labels' variance floored at 1/(n+1) = 1/11, standard error
-    # sqrt(1/11/10) = 0.09535, lower bound 1 - 2.262157 * 0.09535 = 0.7843.
+    # metric does not vary); the labels' variance as if an 11th label disagreed by 1:
+    # (9 * 0 + 10/11) / 10 = 1/11, standard error sqrt(1/11/10) = 0.09535, lower bound
+    # 1 - 2.262157 * 0.09535 = 0.7843.
     figures = prediction_powered(20, 0.0, 0.0, [(0.0, 1.0)] * 10)
     assert figures["lambda"] == 0.0 and figures["mean"] == 1.0
     assert math.isclose(figures["stderr"], math.sqrt(1 / 11 / 10))
@@ -182,7 +185,7 @@ def test_a_metric_that_tracks_the_labels_narrows_the_interval():
     unlabelled = [0.0, 1.0] * 100
     every = [f for f, _ in pairs] + unlabelled
     figures = prediction_powered(len(every), statistics.fmean(every), statistics.variance(every), pairs)
-    # the residuals are all 0, so the floor 1/(n+1) is the labelled part's variance: still about half the width
+    # the residuals are all 0, so the unseen label is all of the labelled part's variance: about half the width
     assert figures["lambda"] > 0.9 and figures["width_ratio"] < 0.6 and figures["effective_labels"] > 3 * len(pairs)
 
 
