@@ -17,7 +17,7 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -139,7 +139,13 @@ def cli() -> None:
     """Score RAG retrieval with local metrics and a local GGUF judge. Nothing leaves the machine."""
 
 
-class _GateMode(click.Choice[str]):
+if TYPE_CHECKING:
+    _StringChoice = click.Choice[str]
+else:  # click.Choice is generic from click 8.2 on; 8.1 (which pyproject allows) cannot subscript it at run time
+    _StringChoice = click.Choice
+
+
+class _GateMode(_StringChoice):
     """The gate modes, and for a retired one the reason and its replacements instead of a bare
     "not one of": 'lower' meant the opposite of what its help said."""
 
