@@ -69,11 +69,9 @@ def _lines(context: str) -> list[str]:
     return [line.strip() for line in context.splitlines() if line.strip()]
 
 
-def _relevance_share(row: dict[str, Any], labelled: RequiredSentences, units: RelevanceUnits, name: str, number: int) -> float:
+def _relevance_share(row: dict[str, Any], labelled: RequiredSentences, units: RelevanceUnits) -> float:
     """Required units / units, in the metric's unit: a chunk (a retrieved context) is required
     when one of its sentences is; a line when it holds a required sentence or is part of one."""
-    if row["required"] and not labelled.sentences:
-        raise InputError(name, number, "retrieved_contexts", "has no sentence, but 'required' names some")
     contexts: list[str] = row["retrieved_contexts"]
     if units.unit == "chunk":
         total = sum(1 for context in contexts if context.strip())
@@ -110,7 +108,7 @@ def read_gold(path: str, relevance: RelevanceUnits | None = None) -> Gold:
             except LeftOut as problem:
                 left_out.append(str(problem))
                 continue
-            gold[sample][RELEVANCE] = _relevance_share(row, labelled, units, name, number)
+            gold[sample][RELEVANCE] = _relevance_share(row, labelled, units)
         else:
             attributed[sample].append(int(row["label"]))
     for sample, labels in attributed.items():

@@ -227,6 +227,9 @@ def test_every_format_says_how_many_labels_the_figure_rests_on_and_how_much_the_
     assert "resting on 12 labelled samples" in page.read_text()
     unlabelled = CliRunner().invoke(cli, ["report", str(results), "-o", str(page)])
     assert unlabelled.exit_code == 0 and "was scored with --labels" in unlabelled.output and "pass --labels FILE" in unlabelled.output
+    other = _statement_labels(tmp_path, [(f"s{i}", 1) for i in range(12)], name="other.jsonl")
+    mismatched = CliRunner().invoke(cli, ["report", str(results), "-o", str(page), "--labels", str(other)])
+    assert mismatched.exit_code == 0 and "is not the labels file the run was scored with" in mismatched.output
 
 
 def test_the_markdown_gate_cell_names_the_prediction_powered_bound_it_read(tmp_path):
