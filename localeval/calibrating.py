@@ -29,7 +29,7 @@ from localeval.errors import JudgeError, LocalevalError
 from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.io import input_name
 from localeval.judge import Judge
-from localeval.labels import context_sentences, read_labels
+from localeval.labels import LeftOut, read_labels, required_sentences
 from localeval.metrics import recall, relevance
 from localeval.samples import Sample
 
@@ -47,13 +47,6 @@ class LabelledRows:
     errors: list[str] = field(default_factory=list)
 
 
-def _same_sentence(unit: str, wanted: str) -> bool:
-    """A required sentence matches a unit verbatim, or when one contains the other (sentence
-    splitters disagree on a few boundaries)."""
-    a, b = unit.strip(), wanted.strip()
-    return a == b or (len(b) > 20 and b in a) or (len(a) > 20 and a in b)
-
-
 def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: None) -> LabelledRows:
     """Each labelled row through the metric's own code: its features and its label."""
     rows = LabelledRows()
@@ -68,15 +61,12 @@ def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: N
                 rows.statements.append(score.details["statements"][0]["features"])
                 rows.labels.append(int(row["label"]))
             else:
-                texts = context_sentences(row)
-                unmatched = [w for w in row["required"] if not any(_same_sentence(text, w) for text in texts)]
-                if unmatched:  # a label that names no sentence would teach the fit that nothing was required
-                    rows.errors.append(f"{name}:{number}: field 'required': {unmatched[0][:80]!r} is not a sentence of the retrieved contexts")
-                    on_row(number)
-                    continue
+                labelled = required_sentences(row, name, number)  # the metric's default units: English pysbd sentences
                 score = units.score_batch([sample], judge)[0]
                 rows.questions.append(score.details.get("features", []))
-                rows.required.append({i for i, text in enumerate(texts) if any(_same_sentence(text, w) for w in row["required"])})
+                rows.required.append(labelled.required)
+        except LeftOut as left_out:
+            rows.errors.append(str(left_out))
         except JudgeError as error:
             rows.errors.append(f"{name}:{number}: {error}")
         on_row(number)

@@ -17,7 +17,7 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,15 +26,17 @@ from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import PLUGIN_ERRORS, list_metrics
 from localeval.pipeline import build_metrics, score_file
+from localeval.ppi import MIN_LABELS
 from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
-from localeval.summary import Summary
+from localeval.summary import GATE_MODES, RETIRED_GATE_MODES, Summary
 
 EXIT_BROKEN_PIPE = 141
 MAX_REPORT_METRICS = 64  # localeval has four; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
@@ -137,6 +139,22 @@ def cli() -> None:
     """Score RAG retrieval with local metrics and a local GGUF judge. Nothing leaves the machine."""
 
 
+if TYPE_CHECKING:
+    _StringChoice = click.Choice[str]
+else:  # click.Choice is generic from click 8.2 on; 8.1 (which pyproject allows) cannot subscript it at run time
+    _StringChoice = click.Choice
+
+
+class _GateMode(_StringChoice):
+    """The gate modes, and for a retired one the reason and its replacements instead of a bare
+    "not one of": 'lower' meant the opposite of what its help said."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in RETIRED_GATE_MODES:
+            self.fail(RETIRED_GATE_MODES[value], param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @cli.command("score")
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: all.")
@@ -150,9 +168,14 @@ def cli() -> None:
 @click.option("--fail-on-error", is_flag=True, default=None, help="Exit 1 when any sample could not be scored by a metric (a judge error, a missing field).")
 @click.option("--map", "map_values", multiple=True, metavar="KEY=FIELD", help="Read the input key KEY as the ragas field FIELD, e.g. --map question_text=user_input (repeatable).")
 @click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE, in [0, 1] (repeatable).")
-@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean is below VALUE, in [0, 1] (repeatable).")
-@click.option("--threshold-on", type=click.Choice(["mean", "lower"]), help="What --min-mean compares: the mean (default), or the lower bound of its 95% interval, so a gate fails only when the pipeline is worse with confidence.")
-@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help="Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered mean and interval.")
+@click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean (or the interval bound --threshold-on names) is below VALUE, in [0, 1], or a sample could not be scored by it (repeatable).")
+@click.option(
+    "--threshold-on", type=_GateMode(GATE_MODES),
+    help="What --min-mean compares: the mean (default); or the mean's 95% interval (the prediction-powered one with --labels): "
+    "fail-if-confidently-below fails only when the whole interval is below the minimum (its upper bound), "
+    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound).",
+)
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered (PPI++) mean and interval, from {MIN_LABELS} labelled samples on.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per sample and metric.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary with the failing samples (a CI job summary).")
@@ -228,7 +251,8 @@ def score_command(
             bar[0].close()
     for name, figures in outcome.summary["metrics"].items():
         if figures["errors"]:
-            hint = "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
+            gated = "threshold" in figures or "min_mean" in figures
+            hint = "; an unscored sample fails its gate" if gated else "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
             click.echo(f"localeval: {figures['errors']} of {figures['count']} samples could not be scored by {name} (their errors are in the results{hint})", err=True)
     if outcome.summary["nothing_scored"]:
         click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
@@ -250,16 +274,43 @@ def _metric_names(path: Path, on_error: Callable[[InputError], None]) -> list[st
     return list(names)
 
 
+def _header_run(path: Path) -> dict[str, Any]:
+    """The run header of a results file (what its first line records), or {} when it has none."""
+    for _, item in read_results(path, on_error=lambda _: None):
+        return item.run if isinstance(item, RunHeader) else {}
+    return {}
+
+
+def _report_labels(results_path: Path, labels_path: str | None) -> Gold | None:
+    """The labels for `report --labels`, context_relevance's counted in the unit and language the
+    results header records; without --labels, a notice when the run was scored with labels."""
+    run = _header_run(results_path)
+    recorded = run.get("labels") if isinstance(run.get("labels"), dict) else None
+    if labels_path is None:
+        if recorded:
+            click.echo(f"localeval: {results_path} was scored with --labels {plain(str(recorded.get('path')))}; pass --labels FILE to show the prediction-powered figures", err=True)
+        return None
+    if labels_path == STDIO or not Path(labels_path).is_file():
+        raise ConfigError(f"the labels file {labels_path} (--labels) is not a file: labels are read from a file")
+    metrics = run.get("metrics")
+    options = metrics.get(RELEVANCE) if isinstance(metrics, dict) else None
+    gold = read_gold(labels_path, relevance_units(options, f"{results_path}: the run header"))
+    if recorded and recorded.get("sha256") != gold.sha256:
+        click.echo(f"localeval: {labels_path} is not the labels file the run was scored with ({plain(str(recorded.get('path')))}, another SHA-256)", err=True)
+    return gold
+
+
 @cli.command("report")
 @click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
 @click.option("--title", default="localeval report", help="Page title.")
-def report_command(results_path: Path, output: str, title: str) -> None:
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help="Human labels for some samples (as score --labels): the page adds the prediction-powered mean and interval.")
+def report_command(results_path: Path, output: str, title: str, labels_path: str | None) -> None:
     """Write a self-contained HTML report of a results file (histograms, summary, sortable samples).
 
     Lines that are not localeval results are reported (file, line, field) and left
     out; the page shows every other line, and the exit code is then 2."""
-    refuse_overlaps({"RESULTS": str(results_path)}, {"-o": output})
+    refuse_overlaps({"RESULTS": str(results_path), "--labels": labels_path or ""}, {"-o": output})
     if not results_path.is_file():  # a pipe or /dev/stdin: it is read twice (metric names, then rows), and a pipe gives its lines once
         raise ConfigError(f"{results_path} is not a regular file: `report` reads a results file twice; save it to a file first")
     problems: list[InputError] = []
@@ -267,7 +318,7 @@ def report_command(results_path: Path, output: str, title: str) -> None:
     if len(names) > MAX_REPORT_METRICS:  # every metric is a column of every row and a chart: bound the page's width too
         click.echo(f"localeval: {results_path} names {len(names)} metrics; the report shows the first {MAX_REPORT_METRICS}", err=True)
         names = names[:MAX_REPORT_METRICS]
-    summary = Summary(names)
+    summary = Summary(names, gold=_report_labels(results_path, labels_path))
 
     def counted(rows: Any) -> Any:
         for row in rows:

@@ -5,10 +5,13 @@
 
 with an optional "id": the id of a scored sample the row labels (localeval.gold). Every line is
 checked before anything is done with the file, and a problem names its file, line and field.
+A relevance row whose `required` names a sentence its contexts do not have is left out, by
+line, with a notice, by `calibrate` and `score --labels` alike (`required_sentences`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_core import from_json
@@ -24,11 +27,45 @@ def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]
     return value
 
 
-def context_sentences(row: dict[str, Any]) -> list[str]:
-    """A labelled row's retrieved contexts as the pysbd sentences `required` names."""
+class LeftOut(Exception):
+    """A labelled row that is well formed but cannot be used; the message says why, by line."""
+
+
+@dataclass(frozen=True)
+class RequiredSentences:
+    """A relevance row's contexts as pysbd sentences, the context each came from, and which of
+    them the row's `required` names."""
+
+    sentences: list[str]
+    contexts: list[int]
+    required: set[int]
+
+
+def _same_sentence(unit: str, wanted: str) -> bool:
+    """A required sentence matches a sentence verbatim, or when one contains the other (sentence
+    splitters disagree on a few boundaries)."""
+    a, b = unit.strip(), wanted.strip()
+    return a == b or (len(b) > 20 and b in a) or (len(a) > 20 and a in b)
+
+
+def required_sentences(row: dict[str, Any], name: str, number: int, language: str = "en") -> RequiredSentences:
+    """The sentences of a relevance row (split for `language`, as the metric splits them) and the
+    required ones. A `required` entry that is no sentence of the contexts raises LeftOut: the row
+    would otherwise count a sentence nobody can find (three copies of it would make a human score of
+    1.0), or teach a fit that nothing was required."""
     from localeval.text import split_sentences
 
-    return [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
+    sentences: list[str] = []
+    contexts: list[int] = []
+    for index, context in enumerate(row["retrieved_contexts"]):
+        found = split_sentences(context, language)
+        sentences += found
+        contexts += [index] * len(found)
+    unmatched = [w for w in row["required"] if not any(_same_sentence(text, w) for text in sentences)]
+    if unmatched:
+        raise LeftOut(f"{name}:{number}: field 'required': {unmatched[0][:80]!r} is not a sentence of the retrieved contexts; the row is left out")
+    required = {i for i, text in enumerate(sentences) if any(_same_sentence(text, w) for w in row["required"])}
+    return RequiredSentences(sentences, contexts, required)
 
 
 def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import IO, Any
 from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
 from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
-from localeval.gold import read_gold
+from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.io import MAX_LINE_BYTES, read_records
 from localeval.judge import Judge
 from localeval.judge.spec import JudgeSpec
@@ -113,6 +113,13 @@ def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
     # Options for a known metric that is not selected are left aside: a config file may set options
     # for every metric, and `-m` on the command line narrows the run.
     return [create_metric(name, settings.options.get(name)) for name in names]
+
+
+def read_labels_for(path: str, metrics: Sequence[Metric[Any]]) -> Gold:
+    """The labels file's human scores, context_relevance's counted in the selected metric's
+    own unit and language."""
+    relevance = next((m for m in metrics if m.name == RELEVANCE), None)
+    return read_gold(path, relevance_units(relevance.params.model_dump(), "--option context_relevance") if relevance is not None else None)
 
 
 def _selected(gates: dict[str, float], metrics: Sequence[Metric[Any]]) -> dict[str, float]:
@@ -290,7 +297,7 @@ def score_file(
         )
     summary = Summary(
         [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
-        gate_on=settings.threshold_on, gold=read_gold(settings.labels) if settings.labels is not None else None,
+        gate_on=settings.threshold_on, gold=read_labels_for(settings.labels, metrics) if settings.labels is not None else None,
     )
     source = _open_source(settings, metrics, judge)
     try:
@@ -309,6 +316,8 @@ def _run(
     on_message: Callable[[str], None] | None,
 ) -> RunOutcome:
     provenance = describe_run(settings, metrics, source.describe_judge(), _input_sha256(settings))
+    if summary.gold is not None:  # not part of a resume's identity: labels change the summary, never a score
+        provenance["labels"] = {"path": summary.gold.path, "sha256": summary.gold.sha256}
     results_file = settings.output if settings.output and is_regular_or_new(settings.output) else None
     written = 0
     done = _DoneLines()

@@ -15,13 +15,14 @@ import hashlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+from pydantic import BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from localeval.errors import ConfigError
 from localeval.files import read_small_file
 from localeval.judge.spec import JudgeSpec
+from localeval.summary import RETIRED_GATE_MODES, GateOn
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,6 +33,14 @@ CONFIG_FILE = "localeval.toml"
 PYPROJECT = "pyproject.toml"
 MAX_CONFIG_BYTES = 1 << 20
 LOCAL_RAY = "local"  # --ray without an address: start Ray here, or join $RAY_ADDRESS
+
+def _retired_gate_mode(value: Any) -> Any:
+    """A gate mode that no longer exists is refused with why and what replaces it, not with a bare
+    list of choices: its old meaning was ambiguous, and a silent switch would flip a gate."""
+    if isinstance(value, str) and value in RETIRED_GATE_MODES:
+        raise ValueError(RETIRED_GATE_MODES[value])
+    return value
+
 
 # A threshold is a share: a finite number in [0, 1]; true/false and strings are refused.
 Share = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1, allow_inf_nan=False)]
@@ -47,7 +56,11 @@ class FileSettings(JudgeSpec):
     metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: all four)")
     thresholds: dict[str, Share] = Field(default_factory=dict, description="a sample passes when its score is >= this")
     min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
-    threshold_on: Literal["mean", "lower"] = Field("mean", description="what min_mean compares: the mean, or the lower bound of its 95% interval")
+    threshold_on: Annotated[GateOn, BeforeValidator(_retired_gate_mode)] = Field(
+        "mean",
+        description="what min_mean compares: the mean; or the 95% interval (the prediction-powered one with labels): "
+        "'fail-if-confidently-below' fails only when its upper bound is below the minimum, 'pass-if-confidently-above' passes only when its lower bound reaches it",
+    )
     labels: str | None = Field(None, description="labels file (localeval calibrate's) whose rows with an id give those samples human scores: a prediction-powered mean")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="metric options, by metric")
     map: dict[str, str] = Field(default_factory=dict, description="input key -> ragas field")

@@ -17,13 +17,27 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from localeval.errors import ConfigError
+from localeval.gold import Gold
+from localeval.ppi import MIN_LABELS, prediction_powered
 from localeval.results import Outcome, ResultRow
 
 MAX_DISTINCT = 10_000
 BINS = 10_000
 BIN_WIDTH = 1.0 / BINS
 Z95 = 1.959964  # the normal distribution's two-sided 95% quantile
-GateOn = Literal["mean", "lower"]  # what --min-mean compares: the mean, or its 95% interval's lower bound
+# What --min-mean compares. "mean": the mean. The two interval gates read the 95% interval (the
+# prediction-powered one for a labelled metric): "fail-if-confidently-below" fails only when the
+# whole interval is below the minimum (its UPPER bound), giving a small sample the benefit of the
+# doubt; "pass-if-confidently-above" passes only when the whole interval reaches it (its LOWER bound).
+GateOn = Literal["mean", "fail-if-confidently-below", "pass-if-confidently-above"]
+GATE_MODES: tuple[GateOn, ...] = ("mean", "fail-if-confidently-below", "pass-if-confidently-above")
+RETIRED_GATE_MODES = {
+    "lower": (
+        "'lower' is no longer accepted: it was documented as failing only when the pipeline is worse with confidence, "
+        "but compared the interval's lower bound. Use 'fail-if-confidently-below' (fail only when the interval's upper bound "
+        "is below the minimum) or 'pass-if-confidently-above' (pass only when its lower bound reaches the minimum, what 'lower' did)"
+    ),
+}
 
 
 class ScoreDistribution:
@@ -75,6 +89,10 @@ class ScoreDistribution:
 
     def mean(self) -> float | None:
         return (self._sum + self._compensation) / self.count if self.count else None
+
+    def variance(self) -> float | None:
+        """The scores' sample variance (n - 1 in the denominator); None below 2 scores."""
+        return max(self._squares, 0.0) / (self.count - 1) if self.count >= 2 else None
 
     def standard_error(self) -> float | None:
         """The mean's standard error (sample standard deviation / sqrt(n)); None below 2 scores."""
@@ -128,22 +146,23 @@ class ScoreDistribution:
         return counts
 
 
-def prediction_powered(scores: ScoreDistribution, pairs: list[tuple[float, float]]) -> dict[str, Any]:
-    """ARES's prediction-powered estimate of the mean (Angelopoulos et al. 2023): the metric's
-    mean over every scored sample, corrected by the mean residual (human - metric) on the
-    labelled ones; its variance adds the two parts' (var(metric)/N + var(residual)/n), and
-    the 95% interval is the normal one, within [0, 1]. Needs 2 labelled samples."""
-    mean, count = scores.mean(), len(pairs)
-    figures: dict[str, Any] = {"labelled": count, "human_mean": sum(g for _, g in pairs) / count if count else None, "mean": None, "stderr": None, "ci95": None}
-    if mean is None or count < 2:
-        return figures
-    residuals = [g - p for p, g in pairs]
-    shift = sum(residuals) / count
-    spread = sum((r - shift) ** 2 for r in residuals) / (count - 1)
-    error = math.sqrt((scores.standard_error() or 0.0) ** 2 + spread / count)
-    estimate = min(1.0, max(0.0, mean + shift))
-    figures.update(mean=estimate, stderr=error, ci95=[max(0.0, mean + shift - Z95 * error), min(1.0, mean + shift + Z95 * error)])
-    return figures
+def check_gate_on(value: object) -> GateOn:
+    """`value` as a gate mode, or a ConfigError that names the modes (and, for a retired name, why)."""
+    if isinstance(value, str) and value in RETIRED_GATE_MODES:
+        raise ConfigError(f"threshold_on {RETIRED_GATE_MODES[value]}")
+    for mode in GATE_MODES:
+        if value == mode:
+            return mode
+    raise ConfigError(f"threshold_on must be one of {', '.join(GATE_MODES)}; got {value!r}")
+
+
+# What each gate mode reads, by where the interval comes from: the summary's (and JUnit's) names.
+_FIGURES = {
+    ("fail-if-confidently-below", False): "ci95_high",
+    ("fail-if-confidently-below", True): "ppi_ci95_high",
+    ("pass-if-confidently-above", False): "ci95_low",
+    ("pass-if-confidently-above", True): "ppi_ci95_low",
+}
 
 
 @dataclass
@@ -158,7 +177,18 @@ class _MetricTally:
     completion_tokens: int = 0
     prompt_evaluated: int = 0
     seconds: float = 0.0
-    labelled: list[tuple[float, float]] = field(default_factory=list)  # (metric's score, human's) where both exist
+
+
+@dataclass
+class _Gate:
+    """What a min_mean gate read: the number (None when there is none), its name in the summary
+    (`mean`, `ci95_low`, `ppi_ci95_high`...), whether it holds, and why not when the number alone
+    does not say (no interval, too few labels, unscored samples)."""
+
+    value: float | None
+    figure: str
+    ok: bool
+    reason: str | None
 
 
 class Summary:
@@ -171,11 +201,11 @@ class Summary:
         min_mean: Mapping[str, float] | None = None,
         *,
         gate_on: GateOn = "mean",
-        gold: Mapping[str, Mapping[str, float]] | None = None,
+        gold: Gold | None = None,
     ) -> None:
-        """`gate_on`: what a min_mean gate compares ("lower": the lower bound of the 95% interval,
-        the prediction-powered one where there are labels, so a gate fails only when the pipeline
-        is worse with confidence). `gold`: human scores by sample id (localeval.gold)."""
+        """`gate_on`: what a min_mean gate compares (GATE_MODES; an interval gate reads the
+        prediction-powered interval of a metric with labels). `gold`: human scores by sample id
+        (localeval.gold), each joined to at most one scored sample."""
         thresholds = dict(thresholds or {})
         min_mean = dict(min_mean or {})
         for kind, values in (("threshold", thresholds), ("min_mean", min_mean)):
@@ -187,21 +217,39 @@ class Summary:
             raise ConfigError(f"threshold for a metric that is not selected: {', '.join(unknown)}")
         self.thresholds = thresholds
         self.min_mean = min_mean
-        if gate_on not in ("mean", "lower"):
-            raise ConfigError(f"threshold_on must be 'mean' or 'lower', got {gate_on!r}")
-        self.gate_on = gate_on
-        self.gold = dict(gold) if gold is not None else None
-        self._labelled_metrics = {metric for scores in self.gold.values() for metric in scores} if self.gold is not None else set()
-        self._matched: set[str] = set()
+        self.gate_on = check_gate_on(gate_on)
+        self.gold = gold
+        self._labelled_metrics = {metric for scores in gold.scores.values() for metric in scores} if gold is not None else set()
+        self._joined: dict[str, int] = {}  # labelled id -> the line of the one sample it joined
+        self._ambiguous: set[str] = set()  # labelled ids that more than one sample has: used for none
+        self._pairs: dict[str, dict[str, tuple[float, float]]] = {}  # labelled id -> metric -> (metric's score, human's)
         self.samples = 0
         self.input_errors = 0
         self._tallies = {name: _MetricTally() for name in metric_names}
+
+    def _join(self, row: ResultRow) -> dict[str, float] | None:
+        """The human scores for this row, if exactly one sample has its id. A second sample with
+        the same id (two samples with id 3, or one with id "3" and the id-less sample on line 3,
+        whose id is its line) makes the label ambiguous: it is then used for neither."""
+        if self.gold is None:
+            return None
+        key = str(row.id)
+        human = self.gold.scores.get(key)
+        if human is None or key in self._ambiguous:
+            return None
+        first = self._joined.setdefault(key, row.line)
+        if first != row.line:
+            self._ambiguous.add(key)
+            self._pairs.pop(key, None)
+            return None
+        return human
 
     def add(self, row: ResultRow) -> None:
         self.samples += 1
         if row.unreadable:
             self.input_errors += 1
             return
+        human = self._join(row)
         for name, tally in self._tallies.items():
             tally.count += 1
             timing = row.timing.get(name) or {}
@@ -222,10 +270,8 @@ class Summary:
             value = row.scores[name]
             assert value is not None  # PASS or FAIL: a number
             tally.scores.add(value)
-            human = self.gold.get(str(row.id), {}).get(name) if self.gold else None
-            if human is not None:
-                tally.labelled.append((value, human))
-                self._matched.add(str(row.id))
+            if human is not None and name in human:
+                self._pairs.setdefault(str(row.id), {})[name] = (value, human[name])
             if name in self.thresholds:
                 if outcome is Outcome.PASS:
                     tally.passed += 1
@@ -235,18 +281,38 @@ class Summary:
     def distribution(self, name: str) -> ScoreDistribution:
         return self._tallies[name].scores
 
-    def _gated_value(self, name: str) -> float | None:
-        """What the min_mean gate compares: the mean, or the lower bound of its 95% interval
-        (the prediction-powered one when the metric has labelled samples)."""
-        tally = self._tallies[name]
-        if self.gate_on == "mean":
-            return tally.scores.mean()
-        bounds = prediction_powered(tally.scores, tally.labelled)["ci95"] if tally.labelled else tally.scores.interval()
-        return bounds[0] if bounds else None
+    def _ppi(self, name: str) -> dict[str, Any]:
+        scores = self._tallies[name].scores
+        pairs = [by_metric[name] for by_metric in self._pairs.values() if name in by_metric]
+        return prediction_powered(scores.count, scores.mean(), scores.variance(), pairs)
 
-    def _mean_ok(self, name: str) -> bool:
-        value = self._gated_value(name)
-        return value is not None and value >= self.min_mean[name]
+    def _gate(self, name: str) -> _Gate:
+        """What the min_mean gate of `name` compares, and its verdict. An unscored sample fails the
+        gate, as it fails a per-sample threshold: a mean over the few samples that could be scored
+        says nothing about the others."""
+        tally, minimum = self._tallies[name], self.min_mean[name]
+        labelled = name in self._labelled_metrics
+        reason = None
+        if self.gate_on == "mean":
+            value, figure = tally.scores.mean(), "mean"
+        else:
+            figure = _FIGURES[(self.gate_on, labelled)]
+            side = 0 if figure.endswith("low") else 1
+            if labelled:
+                ppi = self._ppi(name)
+                value = ppi["ci95"][side] if ppi["ci95"] else None
+                if value is None:
+                    reason = f"{ppi['labelled']} labelled sample(s): a prediction-powered interval needs at least {MIN_LABELS} (label more, or leave --labels out to gate on the plain interval)"
+            else:
+                bounds = tally.scores.interval()
+                value = bounds[side] if bounds else None
+                if value is None:
+                    reason = f"no 95% interval from {tally.scores.count} scored sample(s): an interval needs 2"
+        if value is None and reason is None:
+            reason = "nothing was scored"
+        if tally.errors:
+            reason = f"{tally.errors} of {tally.count} samples could not be scored, and an unscored sample fails a gate"
+        return _Gate(value, figure, value is not None and value >= minimum and not tally.errors, reason)
 
     @property
     def nothing_scored(self) -> bool:
@@ -263,7 +329,24 @@ class Summary:
         """Every gate holds. A gate with no sample it could judge does not hold: an empty
         file must not pass a CI step."""
         samples_ok = all(self._tallies[n].failed == 0 and self._tallies[n].passed > 0 for n in self.thresholds)
-        return samples_ok and all(self._mean_ok(name) for name in self.min_mean)
+        return samples_ok and all(self._gate(name).ok for name in self.min_mean)
+
+    def _labels_dict(self) -> dict[str, Any] | None:
+        """How the labels file joined the samples: ids joined to one sample, ids no sample has,
+        ids two samples have (used for neither), and the rows left out of it by line."""
+        if self.gold is None:
+            return None
+        ambiguous = sorted(self._ambiguous)
+        return {
+            "file": self.gold.path,
+            "sha256": self.gold.sha256,
+            "rows_with_id": self.gold.rows_with_id,
+            "matched": len(self._joined) - len(ambiguous),
+            "unmatched": len(self.gold.scores) - len(self._joined),
+            "ambiguous": len(ambiguous),
+            "ambiguous_ids": ambiguous[:20],
+            "left_out": list(self.gold.left_out),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         metrics: dict[str, Any] = {}
@@ -292,18 +375,22 @@ class Summary:
                 entry["failed"] = tally.failed
                 entry["pass_rate"] = tally.passed / judged if judged else None
             if name in self._labelled_metrics:
-                entry["ppi"] = prediction_powered(tally.scores, tally.labelled)
+                entry["ppi"] = self._ppi(name)
             if name in self.min_mean:
+                gate = self._gate(name)
                 entry["min_mean"] = self.min_mean[name]
                 entry["min_mean_on"] = self.gate_on
-                entry["gated_value"] = self._gated_value(name)
-                entry["mean_ok"] = self._mean_ok(name)
+                entry["gated_figure"] = gate.figure
+                entry["gated_value"] = gate.value
+                entry["mean_ok"] = gate.ok
+                if gate.reason is not None:
+                    entry["gate_reason"] = gate.reason
             metrics[name] = entry
-        labels = {"matched": len(self._matched), "unmatched": len(self.gold) - len(self._matched)} if self.gold is not None else None
+        labels = self._labels_dict()
         return {
             "samples": self.samples,
             "input_errors": self.input_errors,
-            **({"labels": labels} if labels else {}),
+            **({"labels": labels} if labels is not None else {}),
             "thresholds_met": self.thresholds_met,
             "nothing_scored": self.nothing_scored,
             "metrics": metrics,

@@ -105,7 +105,7 @@ def test_markdown_lists_the_failing_samples(write_jsonl, tmp_path):
     invoke(["score", str(data), "-m", "id_context_recall", "-t", "id_context_recall=0.75", "--min-mean", "id_context_recall=0.1", "--markdown", str(md)])
     text = md.read_text()
     assert text.startswith("## localeval: FAILED")
-    assert "| id_context_recall | 0.500 | 0.289 | 0.000-1.000 | 0.500 | 3 | 1 | 1 | 0.750 | 0.250 | 0.100 (ok) |" in text
+    assert "| id_context_recall | 0.500 | 0.289 | 0.000-1.000 | 0.500 | 3 | 1 | 1 | 0.750 | 0.250 | 0.100, read on the mean 0.500 (not met: 1 of 5 samples could not be scored, and an unscored sample fails a gate) |" in text
     assert "| half | 2 | id_context_recall | 0.500 | 0.750 | missing ids: 9 |" in text
     assert "| none | 3 | id_context_recall | 0.000 | 0.750 | missing ids: 5 |" in text
     assert "good" not in text

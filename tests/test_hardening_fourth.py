@@ -210,7 +210,7 @@ def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_n
                       + json.dumps({"user_input": "q", "retrieved_contexts": contexts, "required": ["Alpha is here."]}) + "\n")
     rows = collect(str(labels), ScriptedJudge(lambda messages: 0.9))
     assert len(rows.questions) == 1 and rows.required == [{0}]
-    assert rows.errors == [f"{labels}:1: field 'required': 'Gamma is nowhere.' is not a sentence of the retrieved contexts"]
+    assert rows.errors == [f"{labels}:1: field 'required': 'Gamma is nowhere.' is not a sentence of the retrieved contexts; the row is left out"]
 
 
 def test_a_labels_line_with_a_lone_surrogate_is_refused_by_line(tmp_path):

@@ -43,18 +43,15 @@ def test_the_table_shows_the_interval_and_warns_when_a_gate_sits_inside_it():
 
 
 def test_the_prediction_powered_mean_corrects_the_metric_by_the_labelled_residuals():
-    from localeval.summary import prediction_powered
+    from localeval.ppi import prediction_powered
 
-    scores = ScoreDistribution()
-    for value in (0.2, 0.4, 0.6, 0.8):
-        scores.add(value)
-    pairs = [(0.2, 0.4), (0.6, 1.0)]  # the metric reads 0.3 low on average where a person looked
-    figures = prediction_powered(scores, pairs)
-    residual_spread = statistics.variance([0.2, 0.4]) / 2
-    assert figures["labelled"] == 2 and math.isclose(figures["mean"], 0.5 + 0.3)
-    assert math.isclose(figures["stderr"], math.sqrt((scores.standard_error() or 0) ** 2 + residual_spread))
+    pairs = [(0.0, 0.0), (0.4, 1.0)] * 5  # the metric tracks the labels, but reads 0.3 low on average
+    every = [0.0, 0.4] * 5 + [0.0, 0.4] * 50
+    figures = prediction_powered(len(every), statistics.fmean(every), statistics.variance(every), pairs)
+    assert figures["labelled"] == 10 and figures["lambda"] == 1.0  # it tracks them exactly: full weight (classic PPI)
+    assert math.isclose(figures["mean"], 0.2 + 0.3)  # the unlabelled samples' mean, corrected by the mean residual
     assert figures["ci95"][0] < figures["mean"] < figures["ci95"][1] <= 1.0
-    assert prediction_powered(scores, pairs[:1])["mean"] is None  # one label: no estimate, and it says how many
+    assert prediction_powered(len(every), 0.5, 0.1, pairs[:2])["mean"] is None  # two labels: no estimate, and it says how many
 
 
 def _ids_file(tmp_path, overlaps):
@@ -65,16 +62,25 @@ def _ids_file(tmp_path, overlaps):
     return path
 
 
-def test_a_gate_on_the_lower_bound_fails_only_when_the_pipeline_is_worse_with_confidence(tmp_path):
+def test_a_gate_that_passes_only_when_confidently_above_reads_the_lower_bound(tmp_path):
     data = _ids_file(tmp_path, [1] * 7 + [0] * 3)  # mean 0.7, lower 95% bound 0.7 - 1.96 * 0.153 = 0.401
     args = ["score", str(data), "-m", "id_context_recall", "--min-mean", "id_context_recall=0.6", "--summary-json", str(tmp_path / "s.json")]
     assert CliRunner().invoke(cli, args).exit_code == 0
-    lower = CliRunner().invoke(cli, [*args, "--threshold-on", "lower"])
+    lower = CliRunner().invoke(cli, [*args, "--threshold-on", "pass-if-confidently-above"])
     assert lower.exit_code == 1 and "id_context_recall lower 95% bound 0.401 < 0.6" in lower.output
     figures = json.loads((tmp_path / "s.json").read_text())["metrics"]["id_context_recall"]
-    assert figures["min_mean_on"] == "lower" and figures["mean_ok"] is False and math.isclose(figures["gated_value"], figures["ci95"][0])
+    assert figures["min_mean_on"] == "pass-if-confidently-above" and figures["mean_ok"] is False and math.isclose(figures["gated_value"], figures["ci95"][0])
     confident = _ids_file(tmp_path, [1] * 40)
-    assert CliRunner().invoke(cli, ["score", str(confident), "-m", "id_context_recall", "--min-mean", "id_context_recall=0.6", "--threshold-on", "lower"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["score", str(confident), "-m", "id_context_recall", "--min-mean", "id_context_recall=0.6", "--threshold-on", "pass-if-confidently-above"]).exit_code == 0
+
+
+def test_a_gate_that_fails_only_when_confidently_below_reads_the_upper_bound(tmp_path):
+    data = _ids_file(tmp_path, [1] * 3 + [0] * 7)  # mean 0.3, upper 95% bound 0.3 + 1.96 * 0.153 = 0.599
+    args = ["score", str(data), "-m", "id_context_recall", "--threshold-on", "fail-if-confidently-below"]
+    maybe = CliRunner().invoke(cli, [*args, "--min-mean", "id_context_recall=0.5"])  # the mean is below, but not with confidence
+    assert maybe.exit_code == 0 and "id_context_recall upper 95% bound 0.599 >= 0.5" in maybe.output
+    worse = CliRunner().invoke(cli, [*args, "--min-mean", "id_context_recall=0.65"])
+    assert worse.exit_code == 1 and "id_context_recall upper 95% bound 0.599 < 0.65" in worse.output
 
 
 def test_every_summary_format_shows_the_standard_error_and_interval_and_the_labelled_estimate(tmp_path):
@@ -102,13 +108,13 @@ def test_every_summary_format_shows_the_standard_error_and_interval_and_the_labe
     summary = json.loads(out["json"].read_text())
     figures = summary["metrics"]["context_recall"]
     assert figures["stderr"] is not None and figures["ci95"] is not None
-    assert figures["ppi"]["labelled"] == 3 and figures["ppi"]["human_mean"] == (1 + 0 + 1) / 3 and figures["ppi"]["ci95"] is not None
-    assert summary["labels"] == {"matched": 3, "unmatched": 1}
-    assert "prediction-powered mean" in result.output and "1 labelled sample id(s) match no sample" in result.output
+    assert figures["ppi"]["labelled"] == 3 and figures["ppi"]["human_mean"] == (1 + 0 + 1) / 3 and figures["ppi"]["ci95"] is None  # 3 labels: too few
+    assert (summary["labels"]["matched"], summary["labels"]["unmatched"], summary["labels"]["rows_with_id"]) == (3, 1, 5)
+    assert "3 labelled sample(s); a prediction-powered mean needs at least 10" in result.output and "1 labelled sample id(s) match no sample" in result.output
     properties = {p.get("name"): p.get("value") for p in ElementTree.parse(out["xml"]).iter("property")}
     assert {"mean", "stderr", "ci95_low", "ci95_high", "ppi_mean", "ppi_ci95_low", "ppi_labelled"} <= set(properties) and properties["ppi_labelled"] == "3"
     markdown = out["md"].read_text()
-    assert "95% interval" in markdown and "prediction-powered mean" in markdown
+    assert "95% interval" in markdown and "a prediction-powered mean needs at least 10" in markdown
 
 
 def test_a_bad_labels_file_is_named_with_its_line_and_field_before_anything_is_scored(tmp_path):

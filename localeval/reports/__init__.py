@@ -47,28 +47,64 @@ def score_text(row: ResultRow, metric: str) -> str:
     return number(row.scores.get(metric), missing="null")
 
 
+# The figure a --min-mean gate read (the summary's `gated_figure`), in words.
+FIGURE_WORDS = {
+    "mean": "mean",
+    "ci95_low": "lower 95% bound",
+    "ci95_high": "upper 95% bound",
+    "ppi_ci95_low": "prediction-powered lower 95% bound",
+    "ppi_ci95_high": "prediction-powered upper 95% bound",
+}
+# Printed under every table with a plain interval: the interval is read as accuracy otherwise.
+NOISE_NOTE = "95% interval: sampling noise only (where another sample of the same pipeline may fall), not the judge's bias; --labels FILE measures that"
+MAX_LISTED = 5  # left-out label rows named one by one; the rest are counted
+
+
 def gate_text(name: str, m: Any) -> str:
-    """A min_mean gate in words: what was compared (the mean, or its interval's lower bound) and how it came out."""
-    compared = "mean" if m.get("min_mean_on", "mean") == "mean" else "lower 95% bound"
-    return f"{name} {compared} {number(m.get('gated_value', m['mean']))} {'>=' if m['mean_ok'] else '<'} {m['min_mean']}"
+    """A min_mean gate in words: which figure it read (the mean, or which bound of which
+    interval), how it compared, and why it is not met when the number alone does not say."""
+    words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
+    value = m.get("gated_value", m["mean"])
+    if value is None:
+        text = f"{name} {words}: none"
+    else:
+        text = f"{name} {words} {number(value)} {'>=' if value >= m['min_mean'] else '<'} {m['min_mean']}"
+    reason = m.get("gate_reason")
+    return text + (f" ({reason}): not met" if reason and not m["mean_ok"] else "")
+
+
+def _ppi_note(name: str, m: Any, ppi: Any) -> str:
+    if ppi["mean"] is None:
+        return f"{name}: {ppi['labelled']} labelled sample(s); a prediction-powered mean needs at least {ppi.get('min_labels', 2)}"
+    if ppi["lambda"]:
+        helped = (
+            f"the metric's weight (lambda) {ppi['lambda']:.2f}: the interval is {ppi['width_ratio']:.2f} x as wide as from the labels alone "
+            f"({interval(ppi['labels_only_ci95'])}), as if there were {ppi['effective_labels']:.0f} labels"
+        )
+    else:
+        helped = "the metric did not narrow it (lambda 0: the labels alone)"
+    return (
+        f"{name}: prediction-powered mean {number(ppi['mean'])}, 95% interval {interval(ppi['ci95'])}, resting on {ppi['labelled']} labelled samples "
+        f"(human mean {number(ppi['human_mean'])}; metric mean {number(m['mean'])} on all {m['scored']}); {helped}"
+    )
 
 
 def uncertainty_notes(summary: Any) -> list[str]:
-    """One line per metric with labelled samples: the prediction-powered mean and interval
-    beside the plain one; and how many labelled ids matched no scored sample."""
-    notes = []
-    for name, m in summary["metrics"].items():
-        ppi = m.get("ppi")
-        if ppi is None:
-            continue
-        if ppi["mean"] is None:
-            notes.append(f"{name}: {ppi['labelled']} labelled sample(s); a prediction-powered mean needs at least 2")
-        else:
-            notes.append(
-                f"{name}: prediction-powered mean {number(ppi['mean'])}, 95% interval {interval(ppi['ci95'])} "
-                f"(metric mean {number(m['mean'])} corrected on {ppi['labelled']} labelled samples, whose human mean is {number(ppi['human_mean'])})"
-            )
+    """One line per metric with labelled samples: the prediction-powered mean and interval, how
+    many labels it rests on and how much the metric helped; then how the labels joined (ids
+    matching no sample, ids matching several, rows left out, a file with no id at all)."""
+    notes = [_ppi_note(name, m, m["ppi"]) for name, m in summary["metrics"].items() if m.get("ppi") is not None]
     labels = summary.get("labels")
-    if labels and labels["unmatched"]:
-        notes.append(f"{labels['unmatched']} labelled sample id(s) match no sample scored by a labelled metric")
+    if labels:
+        if not labels.get("rows_with_id", 1):
+            notes.append(f"the labels file {labels.get('file')} has no row with an id, so no sample is labelled (rows without an id only serve localeval calibrate)")
+        if labels["unmatched"]:
+            notes.append(f"{labels['unmatched']} labelled sample id(s) match no sample in this run")
+        if labels.get("ambiguous"):
+            shown = ", ".join(repr(i) for i in labels.get("ambiguous_ids", []))
+            notes.append(f"{labels['ambiguous']} labelled id(s) name more than one sample (a repeated id, or an id equal to an id-less sample's line number), so they label none: {shown}")
+        left_out = labels.get("left_out") or []
+        notes += [f"labels: {problem}" for problem in left_out[:MAX_LISTED]]
+        if len(left_out) > MAX_LISTED:
+            notes.append(f"labels: {len(left_out) - MAX_LISTED} more rows left out")
     return notes

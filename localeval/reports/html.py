@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from localeval.escaping import html_text
-from localeval.reports import explain, interval, number, uncertainty_notes
+from localeval.reports import NOISE_NOTE, explain, interval, number, uncertainty_notes
 from localeval.results import ResultRow
 
 BINS = 10
@@ -132,7 +132,7 @@ def write_html(
             f"<td class=num>{m['scored']}</td><td class=num>{m['nan']}</td><td class=num>{m['errors']}</td></tr>\n"
         )
     out.write("</tbody></table>\n")
-    for note in uncertainty_notes(summary):
+    for note in ([NOISE_NOTE] if any(m.get("ci95") for m in summary["metrics"].values()) else []) + uncertainty_notes(summary):
         out.write(f"<p>{html_text(note)}</p>\n")
     out.write("<h2>Score distributions</h2><div class=charts>\n")
     for name in metrics:

@@ -28,7 +28,8 @@ def _properties(figures: Mapping[str, Any]) -> dict[str, Any]:
     if ppi is not None:
         bounds = ppi["ci95"] or (None, None)
         found.update(ppi_labelled=ppi["labelled"], ppi_mean=ppi["mean"], ppi_stderr=ppi["stderr"], ppi_ci95_low=bounds[0], ppi_ci95_high=bounds[1])
-    for key in ("threshold", "pass_rate", "min_mean", "min_mean_on", "gated_value", "mean_ok"):
+        found.update(ppi_lambda=ppi.get("lambda"), ppi_width_ratio=ppi.get("width_ratio"))
+    for key in ("threshold", "pass_rate", "min_mean", "min_mean_on", "gated_figure", "gated_value", "mean_ok", "gate_reason"):
         if key in figures:
             found[key] = figures[key]
     return found

@@ -6,10 +6,18 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import markdown_cell
-from localeval.reports import explain, interval, number, score_text, uncertainty_notes
+from localeval.reports import FIGURE_WORDS, NOISE_NOTE, explain, interval, number, score_text, uncertainty_notes
 from localeval.results import Outcome, ResultRow
 
 MAX_FAILURES = 50  # failing samples listed; the rest are counted
+
+
+def _gate_cell(m: Mapping[str, Any]) -> str:
+    """The min mean cell: the minimum, the figure the gate read (which may be a prediction-powered
+    bound, not the plain figures beside it) and its value, and the verdict with its reason."""
+    words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
+    reason = f": {markdown_cell(m['gate_reason'])}" if m.get("gate_reason") and not m["mean_ok"] else ""
+    return f"{number(m['min_mean'])}, read on the {words} {number(m.get('gated_value', m['mean']))} ({'ok' if m['mean_ok'] else 'not met'}{reason})"
 
 
 def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str, Any], max_failures: int = MAX_FAILURES) -> None:
@@ -21,15 +29,14 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str
         out.write(" Nothing was scored.")
     out.write("\n\n| metric | mean | std err | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     for name, m in metrics.items():
-        on_lower = " on the lower bound" if m.get("min_mean_on") == "lower" else ""
-        min_mean = f"{number(m['min_mean'])}{on_lower} ({'ok' if m['mean_ok'] else 'not met'})" if "min_mean" in m else "-"
+        min_mean = _gate_cell(m) if "min_mean" in m else "-"
         out.write(
             f"| {markdown_cell(name)} | {number(m['mean'])} | {number(m.get('stderr'))} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
             f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
         )
-    notes = uncertainty_notes(summary)
+    notes = ([NOISE_NOTE] if any(m.get("ci95") for m in metrics.values()) else []) + uncertainty_notes(summary)
     if notes:
-        out.write("\n" + "".join(f"- {markdown_cell(note)}\n" for note in notes))
+        out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
     gated = {name: m["threshold"] for name, m in metrics.items() if "threshold" in m}
     listed: list[str] = []
     failing = 0

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.escaping import plain
-from localeval.reports import gate_text, interval, number, uncertainty_notes
+from localeval.reports import NOISE_NOTE, gate_text, interval, number, uncertainty_notes
 
 
 def summary_table(summary: Mapping[str, Any]) -> str:
@@ -42,4 +42,5 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         tail += ", nothing was scored"
     if any("threshold" in m or "min_mean" in m for m in summary["metrics"].values()):
         tail += ", thresholds " + ("met" if summary["thresholds_met"] else "NOT met")
-    return "\n".join(lines + [tail] + [plain(note) for note in uncertainty_notes(summary)])
+    noise = [NOISE_NOTE] if any(m.get("ci95") for m in summary["metrics"].values()) else []
+    return "\n".join(lines + [tail] + noise + [plain(note) for note in uncertainty_notes(summary)])
