@@ -31,22 +31,24 @@ import hashlib
 import json
 import random
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import prepare_verifier_data as legacy
-from news_documents import DocumentClusters, qags_index
-from splits import SEALED, legacy_split, split_of
-
-from localeval.metrics.recall import _windows
-from localeval.text import split_sentences
-from localeval.verifier import load_verifier
-from localeval.verifier.pairs import FIRST_TOKENS
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # this checkout's localeval, whatever is installed
+import prepare_verifier_data as legacy  # noqa: E402
+from news_documents import DocumentClusters, qags_index  # noqa: E402
+from splits import SEALED, legacy_split, split_of  # noqa: E402
+
+from localeval.metrics.recall import _windows  # noqa: E402  (the runtime's own windows)
+from localeval.text import split_sentences  # noqa: E402
+from localeval.verifier import load_verifier  # noqa: E402
+from localeval.verifier.pairs import FIRST_TOKENS  # noqa: E402
+
 # shared/data beside the checkout (/work/main) or beside the worktrees' folder (/work/wt/NAME).
 SHARED = next((p / "shared" / "data" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared" / "data").is_dir()), ROOT.parent / "shared" / "data")
 legacy.SHARED = SHARED  # where prepare_verifier_data.py reads the reserved ids and the dev questions

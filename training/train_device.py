@@ -255,7 +255,7 @@ def main() -> None:
 
     model.train()
     budget = args.minutes * 60
-    training_started, running = time.perf_counter(), 0.0
+    training_started, running, warm = time.perf_counter(), 0.0, 0.0
     index = step
     while index < total:
         ids, mask, task, label = packed.batch(batches[index], device)
@@ -271,9 +271,11 @@ def main() -> None:
         index += 1
         running = loss.item() if index == step + 1 else 0.98 * running + 0.02 * loss.item()
         elapsed = time.perf_counter() - training_started
-        if index - step == 30 and step == 0 and device.type == "cuda":
-            # Fit the schedule to the steps the budget allows, measured on the first ones.
-            fitting = int(budget / (elapsed / 30))
+        if index == 10:
+            warm = elapsed
+        if index == 40 and step == 0 and device.type == "cuda":
+            # Fit the schedule to the steps the budget allows, measured on steps 11-40 (past the warm-up of the kernels).
+            fitting = int((budget - warm) / ((elapsed - warm) / 30))
             if fitting < total:
                 schedule["total"] = total = max(fitting, index + 1)
                 schedule["warmup"] = min(schedule["warmup"], max(1, total // 10))
