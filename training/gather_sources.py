@@ -47,7 +47,7 @@ SOURCES = [
     Source("megagonlabs/RPT", "cf2bc1b1b4edd0318b84179e732ec476c4e20a6e", f"data/hotpotqa/{name}.jsonl", f"hotpotqa/{name}.jsonl", "CC BY-SA 4.0 (HotpotQA)")
     for name in ("train", "dev", "test")
 ] + [
-    Source("VinACE/san_mrc", "ad97693", "dev-v1.1.json", "squad2/dev-part.json", "CC BY-SA 4.0 (SQuAD)"),
+    Source("VinACE/san_mrc", "ad976938a09f34e2af9390a23243470fa208add9", "dev-v1.1.json", "squad2/dev-part.json", "CC BY-SA 4.0 (SQuAD)"),
     Source("ryokamoi/wice", "ddeb6c183665e2a20c5f03c5aa07f03888b9870f", "data/non_supported_tokens/train.jsonl", "wice/non_supported_tokens_train.jsonl",
            "ODC-BY annotations; Wikipedia CC BY-SA"),
     Source("TalSchuster/talschuster.github.io", VITAMINC, "static/vitaminc_real.zip", "vitaminc_real.zip", CC_BY_SA_WIKI),
