@@ -8,6 +8,8 @@ and licence) and writes, as JSON Lines in prepare_verifier_data.py's row format 
 - SEALED_DIR/test_rows.jsonl: the sealed test rows, and SEALED_DIR/test_news_samples.jsonl, the
   test split's news summaries as whole samples (article, statements, labels) in the shape of
   shared/data/recall_dev.jsonl. No training or tuning script reads SEALED_DIR (splits.py);
+- OUT/validation_samples.jsonl: the validation split's HotpotQA questions as whole samples, the
+  shapes tune_cut.py chooses the relevance rule on;
 - OUT/counts.json: rows per source, split and label, and what was dropped and why.
 
 Splits (training/splits.py): every group (document, question, premise, case) is hashed to one
@@ -371,6 +373,11 @@ def main() -> None:
             (test if item["split"] == "test" else train).write(json.dumps(item, ensure_ascii=False) + "\n")
     with open(args.sealed / "test_news_samples.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in samples)
+    # tune_cut.py's whole HotpotQA samples: the old validation questions that are now validation (the others are test).
+    tuning = [s for s in legacy.hotpotqa_validation_samples(args.sources / "hotpotqa") if legacy_split("hotpotqa", s["group"], seen=False) == "validation"]
+    with open(args.out / "validation_samples.jsonl", "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in tuning)
+    counts["hotpotqa: validation questions as whole samples for tune_cut.py"] = len({s["group"] for s in tuning})
     report = {"legacy_rows_sha256": digest.hexdigest(), "dropped_and_merged": dict(sorted(counts.items())),
               "rows": {f"{s}/{sp}/{y}": n for (s, sp, y), n in sorted(table.items())},
               "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples)}
