@@ -116,13 +116,15 @@ def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
                 yield {"source": "hotpotqa", "group": qid, "shape": shape, "question": record["question"], "contexts": [contexts[i] for i in chosen], "required": required}
 
 
-def squad(path: Path) -> Iterator[dict[str, Any]]:
+def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
+    """Each question against each sentence of its paragraph, for the paragraphs of accuracy.py's
+    fit half (or, with `held_out`, of its held-out half: prepare_split_data.py's test rows)."""
     from localeval.text import split_sentences
 
     for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
         for index, paragraph in enumerate(article["paragraphs"]):
             group = f"{article['title']}/{index}"
-            if _held_out("squad", group):
+            if _held_out("squad", group) != held_out:
                 continue
             context = paragraph["context"]
             sentences = split_sentences(context)

@@ -33,6 +33,8 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from splits import refuse_sealed  # noqa: E402
+
 from localeval.verifier.encoder import LAYER_NORM_EPS, TASKS  # noqa: E402
 from localeval.verifier.pairs import pack  # noqa: E402
 from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
@@ -277,6 +279,7 @@ def main() -> None:
     parser.add_argument("--checkpoint-steps", type=int, default=200)
     parser.add_argument("--limit", type=int, default=0, help="train on this many rows only (a timing run)")
     args = parser.parse_args()
+    refuse_sealed(args.rows)
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
     rng = random.Random(SEED)

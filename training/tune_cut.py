@@ -29,6 +29,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from splits import refuse_sealed  # noqa: E402
+
 from localeval.fitting import selection_f1  # noqa: E402
 from localeval.text import split_sentences  # noqa: E402
 from localeval.verifier import Verifier, shipped_path  # noqa: E402
@@ -122,6 +124,8 @@ def main() -> None:
     parser.add_argument("--rows", type=Path, default=ROOT / "training" / ".cache" / "rows.jsonl", help="prepare_verifier_data.py's rows (their validation split)")
     parser.add_argument("--dry-run", action="store_true", help="print the figures, change nothing")
     args = parser.parse_args()
+    refuse_sealed(args.samples)
+    refuse_sealed(args.rows)
     data = args.file.read_bytes()
     verifier = Verifier(str(args.file), data)
     samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,98 @@
+"""The verifier files side by side on the sealed test split (training/prepare_split_data.py): the final evaluation.
+
+Run once a candidate is trained and chosen: the sealed rows are for reporting, and a figure
+read here must not send anyone back to change the data, the training or a cut (that would make
+the split one more validation set). Per source: rows, AUC, and balanced accuracy at each file's
+own calibrated cut (pairs as the training rows lay them out); and for the news summaries as
+whole samples, the metric's way (each statement's best window, localeval.metrics.recall), a
+summary called factual when every statement is attributed, balanced accuracy against the
+summary's human label. The numpy runtime scores on the CPU: --per-source caps the rows.
+
+    python benchmarks/verifier_sealed.py --file localeval/verifier/verifier.safetensors --file training/.cache/device/verifier.safetensors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from localeval.evidence import statement_evidence  # noqa: E402
+from localeval.fitting import balanced_accuracy  # noqa: E402
+from localeval.metrics.recall import _verified  # noqa: E402
+from localeval.text import split_sentences  # noqa: E402
+from localeval.verifier import Verifier  # noqa: E402
+
+SEALED = ROOT / "training" / ".cache" / "sealed"
+SEED = 20261126
+
+
+def auc(labels: list[int], scores: list[float]) -> float:
+    """The share of (positive, negative) pairs ranked right, ties half."""
+    positives = [s for s, y in zip(scores, labels) if y]
+    negatives = [s for s, y in zip(scores, labels) if not y]
+    if not positives or not negatives:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def pair_figures(verifier: Verifier, rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_source[row["source"]].append(row)
+    out = {}
+    for source, picked in sorted(by_source.items()):
+        task = picked[0]["task"]
+        logits = verifier.logits(task, [(r["a"], r["b"], r["c"]) for r in picked])
+        labels = [int(r["label"]) for r in picked]
+        cut = verifier.calibration[task].cut
+        out[source] = {"n": len(picked), "auc": round(auc(labels, logits), 4),
+                       "balanced_accuracy": round(balanced_accuracy(labels, [int(v >= cut) for v in logits]), 4)}
+    return out
+
+
+def news_figures(verifier: Verifier, samples: list[dict[str, Any]]) -> dict[str, float]:
+    labels, predicted = [], []
+    cut = verifier.calibration["attribution"].cut
+    for sample in samples:
+        sentences = split_sentences(sample["retrieved_contexts"][0])
+        statements = sample["statements"]
+        evidence = [statement_evidence(s, sentences) for s in statements]
+        found = _verified(verifier, statements, sentences, evidence)
+        labels.append(int(sample["summary_label"]))
+        predicted.append(int(all(logit >= cut for logit, _ in found)))
+    return {"n": len(labels), "balanced_accuracy": round(balanced_accuracy(labels, predicted), 4)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", type=Path, action="append", required=True, help="a verifier file (repeat to compare)")
+    parser.add_argument("--rows", type=Path, default=SEALED / "test_rows.jsonl")
+    parser.add_argument("--samples", type=Path, default=SEALED / "test_news_samples.jsonl")
+    parser.add_argument("--split", default="test", help="the rows' split to score (test; validation for a dry run on other rows)")
+    parser.add_argument("--per-source", type=int, default=400, help="at most this many rows per source, seeded (0: all)")
+    args = parser.parse_args()
+    rows = [r for r in map(json.loads, args.rows.read_text(encoding="utf-8").splitlines()) if r["split"] == args.split]
+    if args.per_source:
+        grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            grouped[row["source"]].append(row)
+        rng = random.Random(SEED)
+        rows = [r for source in sorted(grouped) for r in rng.sample(grouped[source], min(args.per_source, len(grouped[source])))]
+    samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()] if args.samples.is_file() else []
+    report = {}
+    for path in args.file:
+        verifier = Verifier(str(path), path.read_bytes())
+        report[str(path)] = {"sha256": verifier.sha256, "pairs": pair_figures(verifier, rows), "news summaries": news_figures(verifier, samples) if samples else None}
+        print(json.dumps({str(path): report[str(path)]}, indent=1), flush=True)
+
+
+if __name__ == "__main__":
+    main()
