@@ -26,8 +26,9 @@ from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
-from localeval.metrics import PLUGIN_ERRORS, list_metrics
+from localeval.metrics import PLUGIN_ERRORS, calibration_tasks, list_metrics, shadowing_plugins
 from localeval.pipeline import build_metrics, score_file
 from localeval.progress import Progress, count_lines
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
@@ -199,12 +200,14 @@ def score_command(
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
+    for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
+        click.echo(f"localeval: warning: {shadow}", err=True)
     judged = any(m.uses_judge() for m in build_metrics(settings))
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
         click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)
     if settings.calibration and judged:
-        mismatch = read_calibration_file(settings.calibration).judge_mismatch(settings.model)
+        mismatch = read_calibration_file(settings.calibration, calibration_tasks()).judge_mismatch(settings.model)
         if mismatch:
             click.echo(f"localeval: warning: {mismatch}", err=True)
     if (settings.model or settings.judge_url) and not quiet and not judged:
@@ -320,7 +323,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     from localeval.metrics import recall, relevance
 
     refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
-    judge = JudgeSpec.of(judge_settings, "calibrate").load()
+    judge = open_backend(JudgeSpec.of(judge_settings, "calibrate"))
     try:
         bar = Progress(count_lines(labels_path), enabled=_stderr_is_a_terminal())
         try:
@@ -373,9 +376,8 @@ def serve_command(model: str | None, host: str, port: int, **judge_settings: Any
     catalog name. Stop it with Ctrl-C."""
     from localeval.judge.serve import serve
 
-    click.echo(f"localeval: serving {model or 'the default judge'} at http://{host}:{port}/v1 (Ctrl-C stops)", err=True)
     spec = JudgeSpec.of({"model": model, **judge_settings}, "serve")
-    serve(spec, host=host, port=port)
+    serve(spec, host=host, port=port, announce=lambda message: click.echo(f"localeval: {message}", err=True))
 
 
 @cli.group("models")

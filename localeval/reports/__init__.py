@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from localeval.metrics import REGISTRY
+from localeval.metrics import metric_class
 from localeval.results import INPUT_ERROR_KEY, ResultRow
 
 
@@ -21,7 +21,7 @@ def explain(row: ResultRow, metric: str) -> str:
     if metric not in row.scores:
         return "not scored in this run"
     details = row.details.get(metric)
-    cls = REGISTRY.get(metric)
+    cls = metric_class(metric)  # a plugin's metric in a results file: its package explains its details
     if cls is None or details is None:
         return ""
     return cls.explain_raw(details)
