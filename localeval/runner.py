@@ -234,7 +234,7 @@ def _checked_score(metric: Metric[Any], score: Any) -> Score:
     problem = None if _is_builtin(metric) else _extras_problem(score)
     if problem is not None:
         return Score.failed(f"{_origin(metric)} returned {problem}")
-    value = score.value
+    value: Any = score.value  # typed float | None, but a plugin may put anything there
     if value is None:
         return score if score.error else Score.failed(f"{_origin(metric)} returned no score and no error saying why")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -242,23 +242,25 @@ def _checked_score(metric: Metric[Any], score: Any) -> Score:
     number = float(value)
     if not (math.isnan(number) or 0.0 <= number <= 1.0):  # NaN: undefined for the sample, as for the built-ins
         return Score.failed(f"{_origin(metric)} returned the score {_shown(value)}, outside [0, 1]")
-    return score if type(value) is float else dataclasses.replace(score, value=number)
+    exact = type(score.value) is float  # a numpy float or an int becomes a float, which the results and the summary hold
+    return score if exact else dataclasses.replace(score, value=number)
 
 
 def _extras_problem(score: Score) -> str | None:
     """What is wrong with the parts of a Score besides its value, for a metric from another
     package (localeval's own are typed by construction): details must be a JSON object with
     text keys (NaN is written as null), the error text, the usage token counts."""
-    details = score.details
+    details: Any = score.details  # typed, but a plugin may put anything there
     if not isinstance(details, dict) or not all(isinstance(key, str) for key in details):
         return f"details that are not a JSON object with text keys: {_shown(details)}"
     try:
         dumps_json(details)
     except (TypeError, ValueError, RecursionError):
         return f"details that JSON cannot hold: {_shown(details)}"
-    if score.error is not None and not isinstance(score.error, str):
-        return f"the error {_shown(score.error)}, not text"
-    usage = score.usage
+    error: Any = score.error
+    if error is not None and not isinstance(error, str):
+        return f"the error {_shown(error)}, not text"
+    usage: Any = score.usage
     if usage is not None and not (isinstance(usage, dict) and all(isinstance(k, str) and type(v) is int for k, v in usage.items())):
         return f"usage that is not token counts by name: {_shown(usage)}"
     return None
