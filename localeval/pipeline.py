@@ -343,30 +343,40 @@ def score_file(
     row, `on_message` each line that could not be read. Ctrl-C raises Interrupted,
     with the results so far on disk.
     """
-    _check_paths(settings)
-    _check_map(settings)
     # With the results on standard output, whatever else prints there (a metric plugin's print)
     # goes to standard error: stdout carries JSON lines and nothing else.
     stdout = _open_stream(STDIO) if settings.output == STDIO else None
     with redirect_stdout(sys.stderr) if stdout is not None and sys.stderr is not None else nullcontext():
-        metrics = build_metrics(settings)
-        judged = any(m.uses_judge() for m in metrics)
-        if settings.calibration is not None and not judged:
-            raise ConfigError(
-                f"--calibration {settings.calibration}: a calibration weighs the judge rule's features, and no selected metric decides with the judge "
-                "(the verifier decides): drop --verifier to use it, or leave --calibration out"
-            )
-        if settings.backend_options and not judged and judge is None:
-            checked_spec(JudgeSpec.of(settings))  # a typo in a judge option is refused on every run, judged or not
-        summary = Summary(
-            [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
-            gate_on=settings.threshold_on, gold=read_gold(settings.labels) if settings.labels is not None else None,
+        return _score_file(settings, judge, stdout, on_start, on_row, on_message)
+
+
+def _score_file(
+    settings: RunSettings,
+    judge: Judge | None,
+    stdout: IO[bytes] | None,
+    on_start: Callable[[int], None] | None,
+    on_row: Callable[[ResultRow], None] | None,
+    on_message: Callable[[str], None] | None,
+) -> RunOutcome:
+    _check_paths(settings)
+    _check_map(settings)
+    metrics = build_metrics(settings)
+    if settings.calibration is not None and not any(m.uses_judge() for m in metrics):
+        raise ConfigError(
+            f"--calibration {settings.calibration}: a calibration weighs the judge rule's features, and no selected metric decides with the judge "
+            "(the verifier decides): drop --verifier to use it, or leave --calibration out"
         )
-        source = _open_source(settings, metrics, judge, on_message)
-        try:
-            return _run(settings, metrics, summary, source, stdout, on_start, on_row, on_message)
-        finally:
-            source.close()
+    if settings.backend_options and judge is None and not any(m.uses_judge() for m in metrics):
+        checked_spec(JudgeSpec.of(settings))  # a typo in a judge option is refused on every run, judged or not
+    summary = Summary(
+        [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
+        gate_on=settings.threshold_on, gold=read_gold(settings.labels) if settings.labels is not None else None,
+    )
+    source = _open_source(settings, metrics, judge, on_message)
+    try:
+        return _run(settings, metrics, summary, source, stdout, on_start, on_row, on_message)
+    finally:
+        source.close()
 
 
 def _run(

@@ -305,3 +305,23 @@ def test_serve_says_it_serves_only_once_its_options_and_model_are_good(tmp_path,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2, result.stderr
     assert "serving" not in result.stderr and "error" in result.stderr
+
+
+def test_a_plugin_whose_explain_raises_leaves_the_report_standing():
+    from localeval.metrics import REGISTRY, register_metric
+    from localeval.reports import explain
+    from localeval.results import ResultRow
+
+    class Unexplained(_ById):
+        name = "unexplained"
+
+        @classmethod
+        def explain(cls, details):  # type: ignore[no-untyped-def]
+            raise KeyError("words")
+
+    register_metric(Unexplained)
+    try:
+        text = explain(ResultRow(line=1, scores={"unexplained": 0.5}, details={"unexplained": {"words": 3}}), "unexplained")
+    finally:
+        del REGISTRY["unexplained"]
+    assert "explain raised KeyError" in text
