@@ -201,12 +201,15 @@ def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], sum
     if good_end and not header_seen:
         raise ConfigError(f"cannot resume {path}: it has no localeval run header")
     if not good_end:
-        _write_header(handle, provenance)
+        _write_header(handle, provenance, path)
 
 
-def _write_header(handle: IO[bytes], provenance: dict[str, Any]) -> None:
-    handle.write(RunHeader(run=provenance).to_line().encode("utf-8"))
-    handle.flush()  # on disk before the first row: a killed run is still resumable
+def _write_header(handle: IO[bytes], provenance: dict[str, Any], path: str) -> None:
+    try:
+        handle.write(RunHeader(run=provenance).to_line().encode("utf-8"))
+        handle.flush()  # on disk before the first row: a killed run is still resumable
+    except OSError as error:  # a full disk: exit 3, naming the file, as for the rows
+        raise cannot_write("results to", path, error) from None
 
 
 def _open_stream(output: str) -> IO[bytes]:
@@ -401,7 +404,7 @@ def _run(
                 _read_previous(handle, str(results_file), provenance, summary, done, Path(settings.input).stat().st_size + 1)
             else:
                 handle.truncate(0)
-                _write_header(handle, provenance)
+                _write_header(handle, provenance, str(results_file))
         stream = stdout or (_open_stream(settings.output) if settings.output and not results_file else None)
         sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing, settings.output or "")
         if on_start is not None:

@@ -20,6 +20,7 @@ import re
 import sys
 from collections.abc import Mapping
 from contextlib import redirect_stdout
+from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, Literal, get_args, get_origin
 
@@ -41,7 +42,6 @@ NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 BUILTIN: tuple[type[Metric[Any]], ...] = (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
 REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
-_LOADED: list[bool] = []  # one element once the installed packages' metrics have been loaded
 
 
 def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
@@ -66,14 +66,12 @@ def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
     return cls
 
 
+@cache  # once per process
 def load_plugins() -> None:
     """Register every metric installed packages declare, once; a broken one is left out with its
     reason. A plugin's import may raise anything, SystemExit too (a `sys.exit()` at import must not
     decide localeval's exit code): everything short of Ctrl-C is caught. Its prints go to
     standard error."""
-    if _LOADED:
-        return
-    _LOADED.append(True)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:
             with redirect_stdout(sys.stderr):
