@@ -16,6 +16,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +203,8 @@ def score_command(
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
     for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
         click.echo(f"localeval: warning: {shadow}", err=True)
-    judged = any(m.uses_judge() for m in build_metrics(settings))
+    with redirect_stdout(sys.stderr) if settings.output == STDIO else nullcontext():  # a plugin's print while it is built: not into the results
+        judged = any(m.uses_judge() for m in build_metrics(settings))
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
         click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)

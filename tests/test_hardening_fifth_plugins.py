@@ -121,6 +121,10 @@ class Bad(Metric):
     description = "Returns a bad value for some samples."
     required_fields = ("reference",)
 
+    def __init__(self, params=None):
+        print("building the metric")  # nor this
+        super().__init__(params)
+
     def score_batch(self, samples, judge):
         print("scoring a batch")  # must not reach standard output either
         values = {"five": 5.0, "true": True, "inf": math.inf, "text": "0.5", "ok": 0.75}
@@ -151,7 +155,7 @@ def test_an_installed_plugins_bad_values_never_pass_a_gate_nor_break_the_results
     piped = _localeval(site, "score", str(data), "-m", "bad_values", "-o", "-", "-q", cwd=tmp_path)
     assert piped.returncode == 0, piped.stderr
     assert [json.loads(line)["line"] for line in piped.stdout.splitlines()] == [1, 2, 3, 4, 5]  # JSON lines and nothing else
-    assert "plugin imported" in piped.stderr and "scoring a batch" in piped.stderr
+    assert "plugin imported" in piped.stderr and "building the metric" in piped.stderr and "scoring a batch" in piped.stderr
 
 
 def test_plugins_load_only_when_a_run_names_one_and_a_sys_exit_at_import_decides_nothing(tmp_path):
