@@ -5,7 +5,7 @@ so only localeval's splitting, evidence and features are measured: a ratio near 
 doubling is linear; 4 is quadratic. The target: at most 2.6 per doubling, and 16,000
 sentences in one context split in under 5 s.
 
-    python benchmarks/scaling.py            # sentences, contexts, statements, references
+    python benchmarks/scaling.py            # sentences, contexts, statements, references, verifier contexts
 """
 
 from __future__ import annotations
@@ -53,11 +53,23 @@ def nonllm_references(n: int) -> float:
     return best_of(lambda: evaluate([sample], ["nonllm_context_recall"]))
 
 
+def verifier_context(chars: int) -> float:
+    """40 units read with one context of `chars` characters by the verifier (its forward pass is
+    the same at every size: what grows is tokenizing, done once per text)."""
+    from localeval.verifier import load_verifier
+
+    verifier = load_verifier()
+    units = [sentence(i) for i in range(40)]
+    context = " ".join(units) + " " + " ".join(sentence(i) for i in range(40, 40 + chars // 50))[:chars]
+    return best_of(lambda: verifier.logits("relevance", [("Which tower stands near the harbour?", unit, context) for unit in units]))
+
+
 CASES: dict[str, tuple[Callable[[int], float], list[int]]] = {
     "sentences in one context (split)": (one_word_sentences, [2000, 4000, 8000, 16000]),
     "contexts (context_relevance features)": (relevance_contexts, [250, 500, 1000, 2000]),
     "statements (context_recall evidence)": (recall_statements, [50, 100, 200, 400]),
     "reference contexts against 100 retrieved (nonllm_context_recall)": (nonllm_references, [100, 200, 400, 800]),
+    "characters of one context, 40 units (context_relevance --verifier)": (verifier_context, [12500, 25000, 50000, 100000]),
 }
 
 

@@ -84,14 +84,6 @@ CALIBRATION_VERSION = 4
 MAX_CALIBRATION_BYTES = 1 << 20
 
 
-def calibration_tasks() -> list[str]:
-    """The calibration keys the registered metrics declare (`Metric.calibration_key`): a metric
-    from another package that weighs its own features has its own table."""
-    from localeval.metrics import REGISTRY
-
-    return sorted({key for cls in REGISTRY.values() if (key := cls.calibration_key)})
-
-
 @dataclass(frozen=True)
 class CalibrationFile:
     """A user's calibration (`localeval calibrate` writes it; `score --calibration` reads it):
@@ -124,9 +116,11 @@ class CalibrationFile:
         return {"path": self.path, "sha256": self.sha256}
 
 
-def read_calibration_file(path: str) -> CalibrationFile:
-    """Read and check a calibration file; ConfigError names the file and what is wrong. The
-    tables' features are checked against the metrics when a run starts (Metric.check_calibration)."""
+def read_calibration_file(path: str, tasks: Sequence[str]) -> CalibrationFile:
+    """Read and check a calibration file; ConfigError names the file and what is wrong. `tasks`
+    are the calibration keys a table may have (localeval.metrics.calibration_tasks: the caller,
+    which holds both, links them, so this reader does not import the registry). The tables'
+    features are checked against the metrics when a run starts (Metric.check_calibration)."""
     import hashlib
     import json
 
@@ -144,7 +138,6 @@ def read_calibration_file(path: str) -> CalibrationFile:
             f"{path}: calibration file version {data.get('version')!r}; this localeval reads version {CALIBRATION_VERSION} "
             "(its judge prompts changed since: fit it again with `localeval calibrate`)"
         )
-    tasks = calibration_tasks()
     tables = data.get("tables")
     if not isinstance(tables, dict) or not tables or not all(isinstance(t, dict) for t in tables.values()):
         raise ConfigError(f"{path}: 'tables' must map {' and/or '.join(tasks)} to a calibration")
@@ -155,12 +148,13 @@ def read_calibration_file(path: str) -> CalibrationFile:
     return CalibrationFile(path, hashlib.sha256(raw).hexdigest(), tables, fitted if isinstance(fitted, dict) else None)
 
 
-def checked_calibration(path: str | None, metrics: Sequence[Any]) -> CalibrationFile | None:
+def checked_calibration(path: str | None, metrics: Sequence[Any], tasks: Sequence[str]) -> CalibrationFile | None:
     """The calibration file `path` names (--calibration), read and checked against the metrics'
-    features (each metric's `check_calibration`), before any judge call; None without a path."""
+    features (each metric's `check_calibration`), before any judge call; None without a path.
+    `tasks`: as for read_calibration_file."""
     if path is None:
         return None
-    calibration = read_calibration_file(path)
+    calibration = read_calibration_file(path, tasks)
     for metric in metrics:
         try:
             metric.check_calibration(calibration.tables)

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +28,9 @@ from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAG
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
+from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
-from localeval.metrics import PLUGIN_ERRORS, list_metrics
+from localeval.metrics import PLUGIN_ERRORS, calibration_tasks, list_metrics, shadowing_plugins
 from localeval.pipeline import build_metrics, score_file
 from localeval.ppi import MIN_LABELS
 from localeval.progress import Progress, count_lines
@@ -157,7 +159,7 @@ class _GateMode(_StringChoice):
 
 @cli.command("score")
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
-@click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: all.")
+@click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: every built-in metric (one from another package runs when named).")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
 @click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=...")
 @click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false (faster).")
@@ -222,12 +224,15 @@ def score_command(
     settings = build_settings(values, config_path)
     if settings.config_source and not quiet:
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
-    judged = any(m.uses_judge() for m in build_metrics(settings))
+    for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
+        click.echo(f"localeval: warning: {shadow}", err=True)
+    with redirect_stdout(sys.stderr) if settings.output == STDIO else nullcontext():  # a plugin's print while it is built: not into the results
+        judged = any(m.uses_judge() for m in build_metrics(settings))
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
         click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)
     if settings.calibration and judged:
-        mismatch = read_calibration_file(settings.calibration).judge_mismatch(settings.model)
+        mismatch = read_calibration_file(settings.calibration, calibration_tasks()).judge_mismatch(settings.model)
         if mismatch:
             click.echo(f"localeval: warning: {mismatch}", err=True)
     if (settings.model or settings.judge_url) and not quiet and not judged:
@@ -371,7 +376,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     from localeval.metrics import recall, relevance
 
     refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
-    judge = JudgeSpec.of(judge_settings, "calibrate").load()
+    judge = open_backend(JudgeSpec.of(judge_settings, "calibrate"))
     try:
         bar = Progress(count_lines(labels_path), enabled=_stderr_is_a_terminal())
         try:
@@ -424,9 +429,8 @@ def serve_command(model: str | None, host: str, port: int, **judge_settings: Any
     catalog name. Stop it with Ctrl-C."""
     from localeval.judge.serve import serve
 
-    click.echo(f"localeval: serving {model or 'the default judge'} at http://{host}:{port}/v1 (Ctrl-C stops)", err=True)
     spec = JudgeSpec.of({"model": model, **judge_settings}, "serve")
-    serve(spec, host=host, port=port)
+    serve(spec, host=host, port=port, announce=lambda message: click.echo(f"localeval: {message}", err=True))
 
 
 @cli.group("models")

@@ -23,8 +23,9 @@ from typing import Any
 from localeval.calibration import checked_calibration
 from localeval.errors import ConfigError
 from localeval.io import input_name, numbered_lines, to_record
+from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec
-from localeval.metrics import Metric
+from localeval.metrics import Metric, calibration_tasks
 from localeval.results import ResultRow
 from localeval.runner import STRING_BATCH, score
 from localeval.settings import RunSettings
@@ -46,7 +47,7 @@ def _judge_settings(settings: RunSettings, metrics: Sequence[Metric[Any]], threa
     """What each actor loads its judge with: the run's spec with the actor's threads, and the
     calibration file, read here once (its tables travel)."""
     spec = JudgeSpec.of(settings).model_copy(update={"threads": threads})
-    return spec, checked_calibration(settings.calibration, metrics)
+    return spec, checked_calibration(settings.calibration, metrics, calibration_tasks())
 
 
 class _Worker:
@@ -56,7 +57,7 @@ class _Worker:
         # The metrics themselves travel (pickled), options and all: rebuilding them from their
         # description would lose what it leaves out (a rubric's text).
         self.metrics = metrics
-        self.judge = judge_settings[0].load(judge_settings[1]) if judge_settings is not None else None
+        self.judge = open_backend(*judge_settings) if judge_settings is not None else None
         self.name = name
         self.field_map = field_map
 
@@ -68,11 +69,12 @@ class _Worker:
         return list(score(records, self.metrics, judge=self.judge))
 
 
-def _numbered(row: dict[str, Any], skip: bytes) -> list[dict[str, Any]]:
-    """Ray Data flat_map: a file's bytes -> one row per numbered line not in `skip` (a bitmap)."""
+def _numbered(row: dict[str, Any], skip: bytes, limit: int | None) -> list[dict[str, Any]]:
+    """Ray Data flat_map: a file's first `limit` bytes (those the run hashed) -> one row per
+    numbered line not in `skip` (a bitmap)."""
     done = bytearray(skip)
     out = []
-    for number, raw in numbered_lines(io.BytesIO(row["bytes"])):
+    for number, raw in numbered_lines(io.BytesIO(row["bytes"] if limit is None else row["bytes"][:limit])):
         index, bit = divmod(number, 8)
         if index < len(done) and done[index] >> bit & 1:
             continue
@@ -112,18 +114,19 @@ class RayScorer:
     def describe_judge(self) -> dict[str, Any] | None:
         return self.ray.get(self.workers[0].describe.remote()) if self.workers else None
 
-    def _batches(self, skip: bytes) -> Iterator[list[tuple[int, bytes | None]]]:
+    def _batches(self, skip: bytes, limit: int | None) -> Iterator[list[tuple[int, bytes | None]]]:
         data = self.ray.data
-        dataset = data.read_binary_files(self.settings.input, num_cpus=0).flat_map(_numbered, fn_args=(skip,), num_cpus=0)
+        dataset = data.read_binary_files(self.settings.input, num_cpus=0).flat_map(_numbered, fn_args=(skip, limit), num_cpus=0)
         size = JUDGE_BATCH if self.needs_judge else STRING_BATCH
         for batch in dataset.iter_batches(batch_size=size, batch_format="pandas"):
             yield [(int(n), None if o else bytes(r)) for n, r, o in zip(batch["line"], batch["raw"], batch["overlong"])]
 
-    def rows(self, done: Any) -> Iterator[ResultRow]:
-        """Every row of the input whose line is not `done` (a bitmap: `done.bits`), in input order."""
+    def rows(self, done: Any, size: int | None) -> Iterator[ResultRow]:
+        """Every row of the input's first `size` bytes whose line is not `done` (a bitmap:
+        `done.bits`), in input order."""
         skip: bytes = done.bits
         pending: deque[tuple[Any, int, list[tuple[int, bytes | None]]]] = deque()
-        batches = self._batches(skip)
+        batches = self._batches(skip, size)
         limit = max(1, self.size * IN_FLIGHT_PER_WORKER)
         exhausted = False
         turn = 0

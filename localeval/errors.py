@@ -7,7 +7,8 @@ a contract with CI scripts, so they live here, in one place:
     1    a threshold was not met (a sample scored below it or could not be scored,
          a mean was too low, or nothing was scored at all while a threshold was asked for)
     2    usage error, or an input line that could not be read (the rest is still scored)
-    3    an unexpected error inside localeval: a bug, never a verdict on the data
+    3    localeval could not do its job: a bug, or the machine failed it (a disk full or an
+         I/O error while writing the results or a report); never a verdict on the data
     130  interrupted; the results written so far can be continued with --resume
 """
 
@@ -49,6 +50,14 @@ class ModelError(LocalevalError):
 
 class JudgeError(LocalevalError):
     """The judge could not produce an answer for one sample (for example, it does not fit)."""
+
+
+class MachineError(LocalevalError):
+    """The machine failed a write that was allowed (a disk full, a quota, an I/O error), while
+    writing the results file or a report: not a usage error (the same command succeeds on a
+    disk with room), not a verdict on the data; exit 3, whichever file it was."""
+
+    exit_code = EXIT_INTERNAL
 
 
 class Interrupted(LocalevalError):

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, MachineError
 
 try:
     import fcntl
@@ -98,8 +98,16 @@ def is_regular_or_new(path: str) -> bool:
         return False
 
 
-def _cannot(what: str, path: str | os.PathLike[str], error: OSError) -> ConfigError:
-    return ConfigError(f"cannot write {what} {path}: {error.strerror or error}")
+# Write failures that are the machine's, not the command's: exit 3 (MachineError), whichever file.
+MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
+
+
+def cannot_write(what: str, path: str | os.PathLike[str], error: OSError) -> ConfigError | MachineError:
+    """Why `path` could not be written: the machine's failure (a full disk: exit 3) or the
+    command's (no such folder, no permission: exit 2)."""
+    kind = MachineError if error.errno in MACHINE_ERRNOS else ConfigError
+    return kind(f"cannot write {what} {path}: {error.strerror or error}")
+
 
 
 @contextmanager
@@ -112,7 +120,7 @@ def locked_for_writing(path: str, what: str = "results to") -> Iterator[IO[bytes
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
-        raise _cannot(what, path, error) from None
+        raise cannot_write(what, path, error) from None
     handle = os.fdopen(descriptor, "r+b")
     try:
         if fcntl is not None:
@@ -137,7 +145,7 @@ def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
             with open(target, "w", encoding="utf-8") as stream:
                 yield stream
         except OSError as error:
-            raise _cannot(what, path, error) from None
+            raise cannot_write(what, path, error) from None
         return
     held = _refuse_if_locked(target, path)
     try:
@@ -145,14 +153,14 @@ def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
     except OSError as error:
         if held is not None:
             os.close(held)
-        raise _cannot(what, path, error) from None
+        raise cannot_write(what, path, error) from None
     try:
         os.chmod(temporary, _new_file_mode())
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             yield handle
         os.replace(temporary, target)
     except OSError as error:
-        raise _cannot(what, path, error) from None
+        raise cannot_write(what, path, error) from None
     finally:
         if held is not None:
             os.close(held)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from pydantic_core import from_json
 
@@ -30,11 +30,35 @@ UTF16_MESSAGE = "the file is UTF-16, not UTF-8: convert it first (iconv -f UTF-1
 
 @dataclass(frozen=True)
 class Record:
-    """One non-blank input line: its 1-based number and the sample or why it is bad."""
+    """One non-blank input line: its 1-based number and the sample or why it is bad; `notice`
+    says what a person should know about how it was read (a --map that replaced a field)."""
 
     line: int
     sample: Sample | None
     error: InputError | None = None
+    notice: str | None = None
+
+
+class LineSource(Protocol):
+    """What lines are read from: a binary file, standard input, or the first bytes of a file."""
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+class Prefix:
+    """The first `limit` bytes of a stream and no more: a run reads the bytes it hashed, so rows
+    appended while it runs are not scored under a hash that does not cover them."""
+
+    def __init__(self, stream: LineSource, limit: int) -> None:
+        self.stream = stream
+        self.left = limit
+
+    def readline(self, size: int = -1, /) -> bytes:
+        if self.left <= 0:
+            return b""
+        raw = self.stream.readline(self.left if size < 0 else min(size, self.left))
+        self.left -= len(raw)
+        return raw
 
 
 def open_binary(path: str) -> BinaryIO:
@@ -43,7 +67,7 @@ def open_binary(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def bounded_lines(stream: BinaryIO) -> Iterator[bytes | None]:
+def bounded_lines(stream: LineSource) -> Iterator[bytes | None]:
     """The stream's lines; None for a line longer than MAX_LINE_BYTES (its bytes are skipped,
     never held): the one reader of lines, so no file can make localeval hold a line in memory."""
     while True:
@@ -58,7 +82,7 @@ def bounded_lines(stream: BinaryIO) -> Iterator[bytes | None]:
         yield None
 
 
-def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+def numbered_lines(stream: LineSource) -> Iterator[tuple[int, bytes | None]]:
     """The non-blank lines of a JSON Lines stream with their 1-based numbers (a UTF-8 byte
     order mark on line 1 is dropped); None for a line longer than MAX_LINE_BYTES.
     The one place lines are numbered: the local reader and Ray workers both use it."""
@@ -76,7 +100,8 @@ def to_record(number: int, raw: bytes | None, name: str, field_map: Mapping[str,
     try:
         if raw is None:
             raise InputError(name, number, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB; not read")
-        return Record(number, _parse_line(raw, name, number, field_map))
+        sample, notice = _parse_line(raw, name, number, field_map)
+        return Record(number, sample, notice=notice)
     except InputError as error:
         return Record(number, None, error)
 
@@ -86,15 +111,16 @@ def input_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
-def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str] | None = None) -> Iterator[Record]:
+def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str] | None = None, limit: int | None = None) -> Iterator[Record]:
     """Yield a Record for every non-blank line; with `strict`, raise on the first bad one.
 
-    `field_map` renames keys to ragas names (`--map`), before legacy names are read.
+    `field_map` renames keys to ragas names (`--map`), before legacy names are read; `limit`:
+    read only the file's first `limit` bytes (those a run hashed).
     """
     name = input_name(path)
     stream = open_binary(path)
     try:
-        for number, raw in numbered_lines(stream):
+        for number, raw in numbered_lines(stream if limit is None else Prefix(stream, limit)):
             record = to_record(number, raw, name, field_map)
             if strict and record.error is not None:
                 raise record.error
@@ -113,11 +139,22 @@ def _looks_utf16(raw: bytes, number: int) -> bool:
     return len(head) >= 8 and (head[1::2].count(0) >= len(head) // 4 or head[0::2].count(0) >= len(head) // 4)
 
 
-def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str] | None) -> Sample:
+def _replaced(obj: Any, field_map: Mapping[str, str], number: int) -> str | None:
+    """What --map replaced on this line: a field the line has itself, read instead from its key."""
+    if not isinstance(obj, dict):
+        return None
+    both = [(key, field) for key, field in field_map.items() if key in obj and field in obj and key != field]
+    if not both:
+        return None
+    pairs = ", ".join(f"'{field}' by '{key}'" for key, field in both)
+    return f"line {number} has its own value of a field --map reads from another key: {pairs} (the line's own value is replaced)"
+
+
+def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str] | None) -> tuple[Sample, str | None]:
     if not field_map:
         sample = parse_sample_json(raw)
         if sample is not None:
-            return sample
+            return sample, None
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -130,4 +167,4 @@ def _parse_line(raw: bytes, name: str, number: int, field_map: Mapping[str, str]
         if _looks_utf16(raw, number):
             raise InputError(name, number, None, UTF16_MESSAGE) from None
         raise InputError(name, number, None, f"invalid JSON: {exc}") from None
-    return parse_sample(obj, name, number, field_map)
+    return parse_sample(obj, name, number, field_map), _replaced(obj, field_map or {}, number)

@@ -16,27 +16,30 @@ calls this). In order:
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
-from localeval.files import STDIO, atomic_text, file_sha256, is_regular_or_new, locked_for_writing, refuse_overlaps
+from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, is_regular_or_new, locked_for_writing, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
-from localeval.io import MAX_LINE_BYTES, read_records
+from localeval.io import MAX_LINE_BYTES, Record, read_records
 from localeval.judge import Judge
+from localeval.judge.backends import checked_spec, open_backend
 from localeval.judge.spec import JudgeSpec
-from localeval.metrics import REGISTRY, Metric, create_metric
+from localeval.metrics import BUILTIN, REGISTRY, Metric, calibration_tasks, create_metric, metric_class
 from localeval.provenance import describe_run, resume_differences
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.results import ResultRow, RunHeader, dumps_json, parse_line
 from localeval.runner import score
+from localeval.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample
 from localeval.settings import LOCAL_RAY, RunSettings
 from localeval.summary import Summary
 
@@ -102,13 +105,14 @@ def _check_paths(settings: RunSettings) -> None:
 
 
 def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
-    """The selected metrics (all four by default) with their options."""
-    names = list(settings.metrics or REGISTRY)
+    """The selected metrics (the built-ins by default: a metric from another package runs when
+    it is named) with their options."""
+    names = list(settings.metrics or [cls.name for cls in BUILTIN])
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")
     for name in settings.options:
-        if name not in REGISTRY:
+        if name not in names and metric_class(name) is None:
             raise ConfigError(f"an option is set for '{name}', which is no metric; known metrics: {', '.join(sorted(REGISTRY))}")
     # Options for a known metric that is not selected are left aside: a config file may set options
     # for every metric, and `-m` on the command line narrows the run.
@@ -126,11 +130,48 @@ def _selected(gates: dict[str, float], metrics: Sequence[Metric[Any]]) -> dict[s
     """The gates (thresholds or minimum means) of the selected metrics, and of unknown names (which
     Summary refuses): a gate for a known metric left out of the run is left aside, as its options are."""
     names = {m.name for m in metrics}
-    return {name: value for name, value in gates.items() if name in names or name not in REGISTRY}
+    return {name: value for name, value in gates.items() if name in names or metric_class(name) is None}
 
 
-def _input_sha256(settings: RunSettings) -> str | None:
-    return file_sha256(settings.input) if settings.input != STDIO and Path(settings.input).is_file() else None
+@dataclass(frozen=True)
+class _InputHash:
+    """The input file's SHA-256 and how many bytes it covers: the run reads those bytes and no
+    more, so a file that grows while it is scored is hashed as it was read."""
+
+    sha256: str
+    size: int
+
+
+def _input_hash(settings: RunSettings) -> _InputHash | None:
+    if settings.input == STDIO or not Path(settings.input).is_file():
+        return None
+    digest = hashlib.sha256()
+    size = 0
+    with open(settings.input, "rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+            size += len(block)
+    return _InputHash(digest.hexdigest(), size)
+
+
+def _tell_if_grown(path: str, hashed: _InputHash, on_message: Callable[[str], None]) -> None:
+    """Say so when the input grew while it was scored: what was added is neither scored nor hashed."""
+    try:
+        now = Path(path).stat().st_size
+    except OSError:
+        return
+    if now > hashed.size:
+        on_message(f"{path} grew by {now - hashed.size} bytes during the run: its first {hashed.size} bytes were scored and hashed, the rest was not (score it again to include it)")
+
+
+def _check_map(settings: RunSettings) -> None:
+    """--map names a field localeval reads (a ragas field or a legacy name for one): a misspelt
+    target would otherwise pass the key through as an unknown field, and the metric would say
+    the field is missing on every line."""
+    known = [*Sample.model_fields, *LEGACY_NAMES, LEGACY_LIST_REFERENCE]
+    for key, field in settings.map.items():
+        if field not in known:
+            raise ConfigError(f"--map {key}={field}: '{field}' is not a field localeval reads; the fields are {', '.join(Sample.model_fields)}")
 
 
 def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], summary: Summary, done: _DoneLines, last_line: int) -> None:
@@ -167,12 +208,15 @@ def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], sum
     if good_end and not header_seen:
         raise ConfigError(f"cannot resume {path}: it has no localeval run header")
     if not good_end:
-        _write_header(handle, provenance)
+        _write_header(handle, provenance, path)
 
 
-def _write_header(handle: IO[bytes], provenance: dict[str, Any]) -> None:
-    handle.write(RunHeader(run=provenance).to_line().encode("utf-8"))
-    handle.flush()  # on disk before the first row: a killed run is still resumable
+def _write_header(handle: IO[bytes], provenance: dict[str, Any], path: str) -> None:
+    try:
+        handle.write(RunHeader(run=provenance).to_line().encode("utf-8"))
+        handle.flush()  # on disk before the first row: a killed run is still resumable
+    except OSError as error:  # a full disk: exit 3, naming the file, as for the rows
+        raise cannot_write("results to", path, error) from None
 
 
 def _open_stream(output: str) -> IO[bytes]:
@@ -192,7 +236,8 @@ class _Sink:
     """Where rows go: the results file or a stream, and a spool for the reports when the
     rows are not otherwise on disk."""
 
-    def __init__(self, results: IO[bytes] | None, stream: IO[bytes] | None, need_rows: bool, timing: bool) -> None:
+    def __init__(self, results: IO[bytes] | None, stream: IO[bytes] | None, need_rows: bool, timing: bool, name: str) -> None:
+        self.name = name
         self.results = results
         self.stream = stream
         self.timing = timing
@@ -201,13 +246,21 @@ class _Sink:
             self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
 
     def write(self, row: ResultRow) -> None:
+        """Append a row; a disk that is full (or fails) ends the run with exit 3, naming the
+        file, with the rows before it kept (a resume continues them). A reader of standard
+        output that left (BrokenPipeError) is the CLI's to handle."""
         line = row.to_line(timing=self.timing)
-        if self.results is not None:
-            self.results.write(line.encode("utf-8"))
-            self.results.flush()
-        if self.stream is not None:
-            self.stream.write(line.encode("utf-8"))
-            self.stream.flush()
+        try:
+            if self.results is not None:
+                self.results.write(line.encode("utf-8"))
+                self.results.flush()
+            if self.stream is not None:
+                self.stream.write(line.encode("utf-8"))
+                self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise cannot_write("results to", self.name, error) from None
         if self.spool is not None:
             self.spool.write(line.encode("utf-8"))
 
@@ -240,32 +293,44 @@ def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -
 class _LocalSource:
     """Rows scored in this process: the input read line by line, the judge loaded here."""
 
-    def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None) -> None:
+    def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, on_message: Callable[[str], None] | None) -> None:
         self.settings = settings
         self.metrics = metrics
+        self.on_message = on_message
         self.owned = judge is None and any(m.uses_judge() for m in metrics)
         self.judge = judge
         if judge is not None and settings.calibration is not None:
             raise ConfigError("a loaded judge brings its own calibration: pass the calibration file to load_judge(calibration=...)")
         if self.owned:
-            self.judge = JudgeSpec.of(settings).load(checked_calibration(settings.calibration, metrics))
+            self.judge = open_backend(JudgeSpec.of(settings), checked_calibration(settings.calibration, metrics, calibration_tasks()))
 
     def describe_judge(self) -> dict[str, Any] | None:
         return self.judge.describe() if self.judge is not None else None
 
-    def rows(self, done: _DoneLines) -> Iterator[ResultRow]:
-        records = read_records(self.settings.input, strict=self.settings.strict_input, field_map=self.settings.map)
-        return score((r for r in records if r.line not in done), self.metrics, judge=self.judge)
+    def rows(self, done: _DoneLines, limit: int | None) -> Iterator[ResultRow]:
+        """The rows of the lines not yet `done`, from the input's first `limit` bytes (those hashed)."""
+        records = read_records(self.settings.input, strict=self.settings.strict_input, field_map=self.settings.map, limit=limit)
+        return score(self._noticed(r for r in records if r.line not in done), self.metrics, judge=self.judge)
+
+    def _noticed(self, records: Iterator[Record]) -> Iterator[Record]:
+        """The records, passing the first line's notice (a --map that replaced a field) to
+        `on_message`, once: every such line is read the same way."""
+        told = self.on_message is None
+        for record in records:
+            if record.notice is not None and not told and self.on_message is not None:
+                self.on_message(f"{record.notice}; said once, every such line is read the same way")
+                told = True
+            yield record
 
     def close(self) -> None:
         if self.owned and self.judge is not None:
             self.judge.close()
 
 
-def _open_source(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None) -> Any:
+def _open_source(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, on_message: Callable[[str], None] | None) -> Any:
     """Where the rows come from: this process, or a Ray cluster (--ray)."""
     if settings.ray is None:
-        return _LocalSource(settings, metrics, judge)
+        return _LocalSource(settings, metrics, judge, on_message)
     if judge is not None or settings.judge_url:
         raise ConfigError("--ray loads the judge on every worker from --model; it takes neither a loaded judge nor --judge-url")
     from localeval.distributed import RayScorer
@@ -288,20 +353,38 @@ def score_file(
     row, `on_message` each line that could not be read. Ctrl-C raises Interrupted,
     with the results so far on disk.
     """
+    # With the results on standard output, whatever else prints there (a metric plugin's print)
+    # goes to standard error: stdout carries JSON lines and nothing else.
+    stdout = _open_stream(STDIO) if settings.output == STDIO else None
+    with redirect_stdout(sys.stderr) if stdout is not None and sys.stderr is not None else nullcontext():
+        return _score_file(settings, judge, stdout, on_start, on_row, on_message)
+
+
+def _score_file(
+    settings: RunSettings,
+    judge: Judge | None,
+    stdout: IO[bytes] | None,
+    on_start: Callable[[int], None] | None,
+    on_row: Callable[[ResultRow], None] | None,
+    on_message: Callable[[str], None] | None,
+) -> RunOutcome:
     _check_paths(settings)
+    _check_map(settings)
     metrics = build_metrics(settings)
     if settings.calibration is not None and not any(m.uses_judge() for m in metrics):
         raise ConfigError(
             f"--calibration {settings.calibration}: a calibration weighs the judge rule's features, and no selected metric decides with the judge "
             "(the verifier decides): drop --verifier to use it, or leave --calibration out"
         )
+    if settings.backend_options and judge is None and not any(m.uses_judge() for m in metrics):
+        checked_spec(JudgeSpec.of(settings))  # a typo in a judge option is refused on every run, judged or not
     summary = Summary(
         [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
         gate_on=settings.threshold_on, gold=read_labels_for(settings.labels, metrics) if settings.labels is not None else None,
     )
-    source = _open_source(settings, metrics, judge)
+    source = _open_source(settings, metrics, judge, on_message)
     try:
-        return _run(settings, metrics, summary, source, on_start, on_row, on_message)
+        return _run(settings, metrics, summary, source, stdout, on_start, on_row, on_message)
     finally:
         source.close()
 
@@ -311,11 +394,13 @@ def _run(
     metrics: Sequence[Metric[Any]],
     summary: Summary,
     source: Any,
+    stdout: IO[bytes] | None,
     on_start: Callable[[int], None] | None,
     on_row: Callable[[ResultRow], None] | None,
     on_message: Callable[[str], None] | None,
 ) -> RunOutcome:
-    provenance = describe_run(settings, metrics, source.describe_judge(), _input_sha256(settings))
+    hashed = _input_hash(settings)
+    provenance = describe_run(settings, metrics, source.describe_judge(), hashed.sha256 if hashed is not None else None)
     if summary.gold is not None:  # not part of a resume's identity: labels change the summary, never a score
         provenance["labels"] = {"path": summary.gold.path, "sha256": summary.gold.sha256}
     results_file = settings.output if settings.output and is_regular_or_new(settings.output) else None
@@ -328,13 +413,13 @@ def _run(
                 _read_previous(handle, str(results_file), provenance, summary, done, Path(settings.input).stat().st_size + 1)
             else:
                 handle.truncate(0)
-                _write_header(handle, provenance)
-        stream = _open_stream(settings.output) if settings.output and not results_file else None
-        sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing)
+                _write_header(handle, provenance, str(results_file))
+        stream = stdout or (_open_stream(settings.output) if settings.output and not results_file else None)
+        sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing, settings.output or "")
         if on_start is not None:
             on_start(done.count)
         try:
-            for row in source.rows(done):
+            for row in source.rows(done, hashed.size if hashed is not None else None):
                 sink.write(row)
                 written += 1
                 summary.add(row)
@@ -345,6 +430,8 @@ def _run(
         except KeyboardInterrupt:
             where = f"; continue with --resume -o {settings.output}" if results_file else ""
             raise Interrupted(f"interrupted after {written} samples{where}") from None
+        if hashed is not None and on_message is not None:
+            _tell_if_grown(settings.input, hashed, on_message)
         report = {**summary.to_dict(), "run": provenance}
         _write_reports(settings, report, sink)
     if summary.input_errors:

@@ -8,6 +8,9 @@ judge takes at once (one in process, several on a server), so results appear
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import numbers
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -17,8 +20,8 @@ from typing import Any, TypeVar, cast
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.io import Record
 from localeval.judge import Judge
-from localeval.metrics import Metric, Score, create_metric
-from localeval.results import INPUT_ERROR_KEY, ResultRow
+from localeval.metrics import BUILTIN, Metric, Score, create_metric
+from localeval.results import INPUT_ERROR_KEY, ResultRow, dumps_json
 from localeval.samples import Sample, parse_sample
 
 PROMPT_EVALUATED = "prompt_evaluated"
@@ -185,13 +188,88 @@ def concurrency(judge: Judge | None) -> int:
 
 
 def _safe_score(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[Score]:
-    """A judge failure on one sample (for example, it cannot fit) is that sample's error, not the run's."""
+    """A judge failure on one sample (for example, it cannot fit) is that sample's error, not the
+    run's. What a metric returns is checked here, where it enters the pipeline (`_checked`); a
+    metric from another package that raises fails its samples, naming it, not the run."""
     try:
-        return metric.score_batch(samples, judge)
+        scores = metric.score_batch(samples, judge)
     except JudgeError as error:
         if len(samples) == 1:
             return [Score.failed(str(error))]
         return [_safe_score(metric, [s], judge)[0] for s in samples]
+    except (Exception, SystemExit) as error:
+        if _is_builtin(metric):
+            raise  # localeval's own bug: reported as one, with its traceback
+        message = f"{_origin(metric)} raised {type(error).__name__}: {error}"
+        return [Score.failed(message) for _ in samples]
+    return _checked(metric, scores, len(samples))
+
+
+def _is_builtin(metric: Metric[Any]) -> bool:
+    return type(metric) in BUILTIN
+
+
+def _origin(metric: Metric[Any]) -> str:
+    """How an error names a metric: its name, and for a metric from another package, its class."""
+    cls = type(metric)
+    return f"metric '{metric.name}'" if _is_builtin(metric) else f"metric '{metric.name}' ({cls.__module__}.{cls.__qualname__})"
+
+
+def _checked(metric: Metric[Any], scores: Any, count: int) -> list[Score]:
+    """The scores a metric returned, each made safe to count, gate and write, or replaced by
+    that sample's error naming the metric: a list of exactly one Score per sample (fewer or
+    more fail the whole batch: which score belongs to which sample is unknown); a value that
+    is None (with an error), NaN (undefined), or a real number in [0, 1] (a numpy float or
+    int is converted to float; true/false, infinities and strings are refused); details a
+    JSON object (checked for a metric from another package: localeval's own are typed)."""
+    if not isinstance(scores, (list, tuple)) or len(scores) != count:
+        got = f"{len(scores)} scores" if isinstance(scores, (list, tuple)) else f"a {type(scores).__name__}, not a list of scores"
+        return [Score.failed(f"{_origin(metric)} returned {got} for a batch of {count} samples; every sample of the batch is left unscored")] * count
+    return [_checked_score(metric, score) for score in scores]
+
+
+def _checked_score(metric: Metric[Any], score: Any) -> Score:
+    if not isinstance(score, Score):
+        return Score.failed(f"{_origin(metric)} returned {_shown(score)}, not a Score")
+    problem = None if _is_builtin(metric) else _extras_problem(score)
+    if problem is not None:
+        return Score.failed(f"{_origin(metric)} returned {problem}")
+    value: Any = score.value  # typed float | None, but a plugin may put anything there
+    if value is None:
+        return score if score.error else Score.failed(f"{_origin(metric)} returned no score and no error saying why")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return Score.failed(f"{_origin(metric)} returned the score {_shown(value)}, not a number in [0, 1]")
+    number = float(value)
+    if not (math.isnan(number) or 0.0 <= number <= 1.0):  # NaN: undefined for the sample, as for the built-ins
+        return Score.failed(f"{_origin(metric)} returned the score {_shown(value)}, outside [0, 1]")
+    exact = type(score.value) is float  # a numpy float or an int becomes a float, which the results and the summary hold
+    return score if exact else dataclasses.replace(score, value=number)
+
+
+def _extras_problem(score: Score) -> str | None:
+    """What is wrong with the parts of a Score besides its value, for a metric from another
+    package (localeval's own are typed by construction): details must be a JSON object with
+    text keys (NaN is written as null), the error text, the usage token counts."""
+    details: Any = score.details  # typed, but a plugin may put anything there
+    if not isinstance(details, dict) or not all(isinstance(key, str) for key in details):
+        return f"details that are not a JSON object with text keys: {_shown(details)}"
+    try:
+        dumps_json(details)
+    except (TypeError, ValueError, RecursionError):
+        return f"details that JSON cannot hold: {_shown(details)}"
+    error: Any = score.error
+    if error is not None and not isinstance(error, str):
+        return f"the error {_shown(error)}, not text"
+    usage: Any = score.usage
+    if usage is not None and not (isinstance(usage, dict) and all(isinstance(k, str) and type(v) is int for k, v in usage.items())):
+        return f"usage that is not token counts by name: {_shown(usage)}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A plugin's value in an error message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _missing_message(missing: list[str]) -> str:

@@ -53,7 +53,7 @@ class FileSettings(JudgeSpec):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: all four)")
+    metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: every built-in metric; one from another package runs when named)")
     thresholds: dict[str, Share] = Field(default_factory=dict, description="a sample passes when its score is >= this")
     min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
     threshold_on: Annotated[GateOn, BeforeValidator(_retired_gate_mode)] = Field(
@@ -194,12 +194,12 @@ def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[st
 
 def build_settings(values: Mapping[str, Any], config: str | None = None) -> RunSettings:
     """RunSettings from explicit `values` (the command line's, or an API caller's) over the
-    config file found for `values["input"]`. Thresholds, min_mean and map merge key by
-    key; options merge per metric and key; every other value replaces the file's."""
+    config file found for `values["input"]`. Thresholds, min_mean, map and backend_options
+    merge key by key; options merge per metric and key; every other value replaces the file's."""
     file_values, source = find_config(str(values.get("input", "-")), config)
     merged: dict[str, Any] = {**file_values}
     for key, value in values.items():
-        if key in ("thresholds", "min_mean", "map"):
+        if key in ("thresholds", "min_mean", "map", "backend_options"):  # --judge-option merges with [judge.backend_options]
             merged[key] = {**file_values.get(key, {}), **value}
         elif key == "options":
             merged[key] = merge_options(file_values.get("options", {}), value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,13 @@ def result_rows(path: Path) -> list[dict[str, Any]]:
     """The result rows of a results file, without its run header line."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [row for row in rows if row.get("format") != "localeval-results"]
+
+
+def sigint_at_default() -> None:
+    """A child's preexec_fn: SIGINT at its default, so Ctrl-C tests pass when the suite itself
+    runs with SIGINT ignored (a shell's background job, `nohup`), which a child would inherit
+    (Python then never raises KeyboardInterrupt, and the run ends with exit 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")

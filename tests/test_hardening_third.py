@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import result_rows
+from conftest import result_rows, sigint_at_default
 
 from localeval import evaluate
 from localeval.cli import cli
@@ -260,6 +260,7 @@ def test_ctrl_c_abandons_requests_to_a_hanging_server(fake_server, write_jsonl, 
         [sys.executable, "-m", "localeval", "score", str(data), "-m", "context_recall", "--judge-url", url, "--model", "m", "-o", str(out), "--judge-concurrency", "4"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=sigint_at_default,
     )
     deadline = time.monotonic() + 120
     while not (out.exists() and out.read_text().count("\n") >= 1) and time.monotonic() < deadline:

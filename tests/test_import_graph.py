@@ -1,5 +1,6 @@
-"""No import circle in localeval: each module's top-level imports of localeval modules form a
-graph without cycles (imports inside functions are deliberate, lazy, and left out)."""
+"""No import circle in localeval: each module's imports of localeval modules form a graph
+without cycles, at import time (top-level imports) and at all (imports inside functions too,
+which are lazy but still tie two modules to each other: the caller that holds both links them)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,30 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _graph() -> dict[str, set[str]]:
+def _imports(tree: ast.Module, top_level_only: bool) -> list[ast.stmt]:
+    """The import statements of a module: its top level, or everywhere but `if TYPE_CHECKING:`
+    blocks (which are not run)."""
+    if top_level_only:
+        return tree.body
+    found: list[ast.stmt] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _graph(top_level_only: bool = True) -> dict[str, set[str]]:
     modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:  # top level only; `if TYPE_CHECKING:` blocks are not run
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8")), top_level_only):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("localeval"):
                 found.add(node.module)
                 found.update(f"{node.module}.{alias.name}" for alias in node.names if f"{node.module}.{alias.name}" in modules)
@@ -29,8 +48,7 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
-def test_no_module_of_localeval_imports_itself_back_at_import_time():
-    graph = _graph()
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
     state: dict[str, str] = {}
     cycles: list[list[str]] = []
 
@@ -46,4 +64,12 @@ def test_no_module_of_localeval_imports_itself_back_at_import_time():
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
-    assert not cycles, [" -> ".join(cycle) for cycle in cycles]
+    return [" -> ".join(cycle) for cycle in cycles]
+
+
+def test_no_module_of_localeval_imports_itself_back_at_import_time():
+    assert not _cycles(_graph()), _cycles(_graph())
+
+
+def test_no_module_of_localeval_imports_itself_back_even_inside_a_function():
+    assert not _cycles(_graph(top_level_only=False)), _cycles(_graph(top_level_only=False))

@@ -14,6 +14,7 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from conftest import sigint_at_default
 
 from localeval import evaluate
 from localeval.cli import cli
@@ -90,7 +91,7 @@ def test_ctrl_c_stops_cleanly_with_a_resumable_file(tmp_path, write_jsonl, small
     data = write_jsonl(rows)
     out = tmp_path / "out.jsonl"
     args = [sys.executable, "-m", "localeval", "score", str(data), "--model", str(small_model_path), "-m", "context_recall", "--no-verifier", "-o", str(out), "--no-timing", "-q"]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_at_default)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 3):
         time.sleep(0.1)

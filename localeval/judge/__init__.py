@@ -74,10 +74,11 @@ def load_judge(model: str | JudgeSpec | None = None, *, calibration: Any = None,
 
     Imports the backend only now, so nothing pays for llama.cpp until a judge is needed.
     """
+    from localeval.judge.backends import open_backend
     from localeval.judge.spec import JudgeSpec
 
     if isinstance(model, JudgeSpec):
         if settings:
             raise TypeError("load_judge: give a JudgeSpec or settings, not both")
-        return model.load(calibration)
-    return JudgeSpec.of({"model": model, **settings}, "load_judge").load(calibration)
+        return open_backend(model, calibration)
+    return open_backend(JudgeSpec.of({"model": model, **settings}, "load_judge"), calibration)

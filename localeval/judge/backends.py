@@ -13,12 +13,15 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from localeval.errors import ConfigError
 from localeval.judge.spec import JudgeSpec, speed_only
+
+if TYPE_CHECKING:
+    from localeval.judge import Judge
 
 BACKENDS: dict[str, str] = {
     "gguf": "localeval.judge.llama",
@@ -82,16 +85,24 @@ def checked_options(backend: str, values: Mapping[str, Any]) -> BaseModel:
         raise ConfigError(f"judge option '{'.'.join(str(p) for p in first['loc'])}' for the {backend} backend: {first['msg']}") from None
 
 
-def open_backend(spec: JudgeSpec, calibration: Any = None) -> Any:
+def open_backend(spec: JudgeSpec, calibration: Any = None) -> Judge:
     """The judge `spec` names; without a model or URL, $LOCALEVAL_MODEL is read here, as a
     model like --model's (`openai:URL` works in both), before the backend is chosen. The spec's
     backend options are validated by that backend's options model first."""
+    backend, target, options = checked_spec(spec)
+    module = importlib.import_module(BACKENDS[backend])
+    judge: Judge = module.open_judge(target, spec, options, calibration)
+    return judge
+
+
+def checked_spec(spec: JudgeSpec) -> tuple[str, str | None, BaseModel]:
+    """The backend `spec` names, its target and its validated options, without opening it: a
+    run whose metrics use no judge still refuses `--judge-option bogus=1` (a typo in a config
+    must not wait for the first run that judges to show)."""
     from localeval.models import MODEL_ENV
 
     model = spec.model
     if model is None and spec.judge_url is None:
         model = os.environ.get(MODEL_ENV) or None
     backend, target = parse_model(model, spec.judge_url)
-    options = checked_options(backend, spec.backend_options)
-    module = importlib.import_module(BACKENDS[backend])
-    return module.open_judge(target, spec, options, calibration)
+    return backend, target, checked_options(backend, spec.backend_options)

@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,7 +24,7 @@ from localeval.files import file_sha256
 from localeval.judge import Message, T, Usage
 from localeval.judge.backends import calibration_source, calibration_tables
 from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter
-from localeval.judge.spec import SPEED_KEY, JudgeSpec, speed_only
+from localeval.judge.spec import NOT_A_BOOL, SPEED_KEY, JudgeSpec, speed_only
 
 DEFAULT_CONTEXT = 4096  # tokens: a HotpotQA sample (~1,400 tokens) and most RAG prompts fit
 DEFAULT_SEED = 0
@@ -45,7 +45,7 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_batch: int = Field(
+    n_batch: Annotated[int, NOT_A_BOOL] = Field(
         default=DEFAULT_BATCH, ge=1, le=1 << 16,
         description="Prompt tokens llama.cpp evaluates per step; part of a run's identity (another split of the prompt can move a logit in its last digits).",
     )

@@ -29,7 +29,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,7 +38,7 @@ from localeval.errors import ConfigError, JudgeError, ModelError
 from localeval.judge import Message, T, Usage
 from localeval.judge.backends import calibration_source, calibration_tables
 from localeval.judge.llama import DEFAULT_CONTEXT, parse_answer
-from localeval.judge.spec import SPEED_KEY, JudgeSpec
+from localeval.judge.spec import NOT_A_BOOL, SPEED_KEY, JudgeSpec
 
 TIMEOUT_SECONDS = 300.0  # one request; a CPU server on a long prompt is slow
 RETRIES = 3
@@ -57,8 +57,10 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    timeout: float = Field(default=TIMEOUT_SECONDS, gt=0, le=86400, description="Seconds one request may take, its answer included.", json_schema_extra={"identity": False})
-    retries: int = Field(default=RETRIES, ge=0, le=20, description="Attempts again after a connection error or a 5xx answer.", json_schema_extra={"identity": False})
+    timeout: Annotated[float, NOT_A_BOOL] = Field(
+        default=TIMEOUT_SECONDS, gt=0, le=86400, allow_inf_nan=False, description="Seconds one request may take, its answer included.", json_schema_extra={"identity": False}
+    )
+    retries: Annotated[int, NOT_A_BOOL] = Field(default=RETRIES, ge=0, le=20, description="Attempts again after a connection error or a 5xx answer.", json_schema_extra={"identity": False})
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from typing import Any
 
 from localeval.errors import ConfigError, ModelError
@@ -34,11 +35,13 @@ def _server_modules() -> tuple[Any, Any, Any, Any]:
     return importlib.import_module("llama_cpp"), app, settings, uvicorn
 
 
-def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) -> None:
+def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, announce: Callable[[str], None] | None = None) -> None:
     """Serve `spec.model` (a catalog name or GGUF path; default: $LOCALEVAL_MODEL, else the
     default judge) until interrupted, loaded with the settings the in-process judge takes (the
     gguf backend's options included; a GPU offload that the installed build cannot do is
-    refused, as there). The served name is the catalog name, else the file name."""
+    refused, as there). The served name is the catalog name, else the file name. `announce`
+    is told where it serves only once the options are checked and the model is loaded: a
+    server that will not start never says it is serving."""
     from localeval.judge.backends import checked_options
     from localeval.models import check_gguf, resolve_model
 
@@ -69,4 +72,6 @@ def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) ->
             app = app_module.create_app(server_settings=server_settings, model_settings=[model_settings])
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
+        if announce is not None:
+            announce(f"serving {catalog_name or path.name} at http://{host}:{port}/v1 (Ctrl-C stops)")
         uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -3,7 +3,8 @@
 A setting's name, bounds and help live here and nowhere else: the config file's keys
 (`FileSettings` inherits them), the command-line flags of `score` and `calibrate` (generated
 from the fields by `judge_flags`), what a run, `calibrate` and a Ray worker load a judge with
-(`JudgeSpec.load`). Adding a judge option shared by backends is one field here and the backend
+(`localeval.judge.backends.open_backend(spec)`: the spec does not import its backends, the caller
+that holds both links them). Adding a judge option shared by backends is one field here and the backend
 that uses it; an option only one backend has is a field of that backend's own `Options` model,
 given as `--judge-option KEY=VALUE` or in `[judge.backend_options]`, and touches nothing here.
 """
@@ -11,14 +12,11 @@ given as `--judge-option KEY=VALUE` or in `[judge.backend_options]`, and touches
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from localeval.errors import ConfigError
-
-if TYPE_CHECKING:
-    from localeval.judge import Judge
 
 MIN_CONTEXT = 512  # tokens: below this no judge prompt fits
 MAX_CONTEXT = 1 << 20
@@ -56,14 +54,17 @@ class JudgeSpec(BaseModel):
             first = exc.errors()[0]
             raise ConfigError(f"{where}: '{'.'.join(str(p) for p in first['loc'])}': {first['msg']}") from None
 
-    def load(self, calibration: Any = None) -> Judge:
-        """The judge this spec names; `calibration` is the file `calibration` names, read and
-        checked (localeval.calibration.read_calibration_file), whose tables replace the catalog's."""
-        from localeval.judge.backends import open_backend
 
-        judge: Judge = open_backend(self, calibration)
-        return judge
+def _not_true_or_false(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not true or false")
+    return value
 
+
+# A backend's numeric option: its Options model converts "5" from the command line, and would
+# read a config's `retries = true` as 1 and `timeout = true` as one second; refused instead, as
+# metric options and thresholds refuse booleans for numbers.
+NOT_A_BOOL = BeforeValidator(_not_true_or_false)
 
 BACKEND_OPTION_FLAG = "--judge-option"
 

@@ -3,14 +3,24 @@
 The built-in metrics, then any metric another installed package declares under the
 entry-point group `localeval.metrics` (`my_metric = my_package.module:MyMetric`, a Metric
 subclass), or that code registers with `register_metric`. A registered metric is a metric like
-the built-ins: `-m NAME`, options in the config file, thresholds, reports and the summary. A
-package whose entry point cannot be loaded is left out, and the reason is kept in
-PLUGIN_ERRORS (`localeval metrics` prints it; `-m NAME` for it says it)."""
+the built-ins when it is named: `-m NAME`, options in the config file, thresholds, reports and
+the summary; a run that names no metric scores the built-ins only.
+
+Installed packages are imported lazily (`load_plugins`): only when a name is asked for that is
+not built in, or for `localeval metrics`; a run of the built-ins never imports third-party code,
+so a slow or misbehaving plugin cannot slow `--version` or decide a run it is no part of. A
+package whose entry point cannot be loaded (whatever it raises, SystemExit included, short of
+Ctrl-C) is left out, and the reason is kept in PLUGIN_ERRORS (`localeval metrics` prints it;
+`-m NAME` for it says it). Whatever a plugin prints while it is imported goes to standard
+error, so it cannot corrupt `localeval metrics --json` or results on standard output."""
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
+from contextlib import redirect_stdout
+from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, Literal, get_args, get_origin
 
@@ -65,13 +75,44 @@ def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
     return cls
 
 
-def _load_plugins() -> None:
-    """Register every metric installed packages declare; a broken one is left out with its reason."""
+@cache  # once per process
+def load_plugins() -> None:
+    """Register every metric installed packages declare, once; a broken one is left out with its
+    reason. A plugin's import may raise anything, SystemExit too (a `sys.exit()` at import must not
+    decide localeval's exit code): everything short of Ctrl-C is caught. Its prints go to
+    standard error."""
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:
-            register_metric(entry.load())
-        except Exception as error:  # noqa: BLE001 - a third-party package may raise anything while loading
+            with redirect_stdout(sys.stderr):
+                register_metric(entry.load())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - a third-party package may raise anything while loading
             PLUGIN_ERRORS[entry.name] = f"{entry.value}: {type(error).__name__}: {error}"
+
+
+def shadowing_plugins() -> list[str]:
+    """Installed packages that declare a metric under a built-in metric's name, from their
+    metadata alone (nothing is imported): the built-in wins, and a run says so."""
+    builtin = {cls.name for cls in BUILTIN}
+    return [f"{entry.value} declares the metric '{entry.name}', a built-in metric's name: the built-in is used"
+            for entry in entry_points(group=ENTRY_POINT_GROUP) if entry.name in builtin]
+
+
+def metric_class(name: str) -> type[Metric[Any]] | None:
+    """The class registered under `name`, loading the installed packages' metrics first when
+    it is not a built-in; None when no metric has that name."""
+    if name not in REGISTRY:
+        load_plugins()
+    return REGISTRY.get(name)
+
+
+def calibration_tasks() -> list[str]:
+    """The calibration keys the registered metrics declare (`Metric.calibration_key`): a metric
+    from another package that weighs its own features has its own table. The reader of
+    calibration files is given these by its caller (localeval.calibration does not import the
+    registry)."""
+    return sorted({key for cls in REGISTRY.values() if (key := cls.calibration_key)})
 
 
 def _type_name(annotation: Any) -> str:
@@ -88,6 +129,8 @@ def _type_name(annotation: Any) -> str:
 def list_metrics(builtin_only: bool = False) -> list[dict[str, Any]]:
     """Every metric with its required fields and options, for `localeval metrics` and docs
     (`builtin_only`: localeval's own, for its docs)."""
+    if not builtin_only:
+        load_plugins()
     rows = []
     for cls in BUILTIN if builtin_only else REGISTRY.values():
         name = cls.name
@@ -114,7 +157,7 @@ def list_metrics(builtin_only: bool = False) -> list[dict[str, Any]]:
 
 def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric[Any]:
     """Build a metric by name with validated options (strings such as "0.7" are converted)."""
-    if name not in REGISTRY:
+    if metric_class(name) is None:
         known = ", ".join(sorted(REGISTRY))
         if name in PLUGIN_ERRORS:
             raise ConfigError(f"metric '{name}' is installed but could not be loaded ({PLUGIN_ERRORS[name]}); known metrics: {known}")
@@ -129,6 +172,7 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
     return cls(params)
 
 
-_load_plugins()
-
-__all__ = ["BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "create_metric", "list_metrics", "register_metric"]
+__all__ = [
+    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "list_metrics", "load_plugins", "metric_class",
+    "register_metric", "shadowing_plugins",
+]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from localeval.metrics import REGISTRY
+from localeval.metrics import BUILTIN, metric_class
 from localeval.results import INPUT_ERROR_KEY, ResultRow
 
 
@@ -21,10 +21,15 @@ def explain(row: ResultRow, metric: str) -> str:
     if metric not in row.scores:
         return "not scored in this run"
     details = row.details.get(metric)
-    cls = REGISTRY.get(metric)
+    cls = metric_class(metric)  # a plugin's metric in a results file: its package explains its details
     if cls is None or details is None:
         return ""
-    return cls.explain_raw(details)
+    if cls in BUILTIN:
+        return cls.explain_raw(details)
+    try:
+        return str(cls.explain_raw(details))
+    except Exception as error:  # noqa: BLE001 - another package's code: its failure is its row's text, not the report's end
+        return f"details not explained: {cls.__module__}.{cls.__qualname__}.explain raised {type(error).__name__}"
 
 
 def number(value: Any, digits: int = 3, missing: str = "-") -> str:

@@ -84,9 +84,18 @@ class Verifier:
         return {"file": Path(self.path).name, "sha256": self.sha256}
 
     def logits(self, task: str, pairs: Sequence[tuple[str, str, str]]) -> list[float]:
-        """The task's logit for each (a, b, c) pair (pairs.py says what each text is)."""
+        """The task's logit for each (a, b, c) pair (pairs.py says what each text is). A text that
+        several pairs share (the question; the context every one of its units is read with) is
+        tokenized once, so the cost grows with the input, not with units x context length."""
         column = TASKS.index(task)
-        inputs = [pack(self.tokenizer, a, b, c, self.max_tokens[task]) for a, b, c in pairs]
+        tokenized: dict[str, list[int]] = {}
+
+        def encode(text: str) -> list[int]:
+            if text not in tokenized:
+                tokenized[text] = self.tokenizer.encode(text)
+            return tokenized[text]
+
+        inputs = [pack(self.tokenizer, a, b, c, self.max_tokens[task], encode) for a, b, c in pairs]
         order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
         values = [0.0] * len(inputs)
         for start in range(0, len(order), BATCH):
