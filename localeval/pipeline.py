@@ -102,7 +102,7 @@ def _check_paths(settings: RunSettings) -> None:
 
 
 def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
-    """The selected metrics (all four by default) with their options."""
+    """The selected metrics (all of them by default) with their options."""
     names = list(settings.metrics or REGISTRY)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -44,7 +44,7 @@ class FileSettings(JudgeSpec):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: all four)")
+    metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: all of them)")
     thresholds: dict[str, Share] = Field(default_factory=dict, description="a sample passes when its score is >= this")
     min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
     threshold_on: Literal["mean", "lower"] = Field("mean", description="what min_mean compares: the mean, or the lower bound of its 95% interval")

@@ -1,6 +1,6 @@
 """The metric registry: names, their options, and building a metric from strings.
 
-The four built-in metrics, then any metric another installed package declares under the
+The built-in metrics, then any metric another installed package declares under the
 entry-point group `localeval.metrics` (`my_metric = my_package.module:MyMetric`, a Metric
 subclass), or that code registers with `register_metric`. A registered metric is a metric like
 the built-ins: `-m NAME`, options in the config file, thresholds, reports and the summary. A
@@ -18,7 +18,9 @@ from pydantic import ValidationError
 
 from localeval.errors import ConfigError
 from localeval.metrics.base import Metric, Score
+from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_recall import IdContextRecall
+from localeval.metrics.precision import ContextPrecision
 from localeval.metrics.recall import ContextRecall
 from localeval.metrics.relevance import ContextRelevance
 from localeval.metrics.string_recall import NonLlmContextRecall
@@ -29,7 +31,7 @@ NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # judge prompt is reused: the judge snapshots each prompt head it sees (LlamaJudge's
 # SNAPSHOTS_KEPT), so no metric declares or depends on running next to another: the README
 # example scored in either order evaluates the same 1,089 + 1,054 prompt tokens (docs/PERFORMANCE.md).
-BUILTIN: tuple[type[Metric[Any]], ...] = (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall)
+BUILTIN: tuple[type[Metric[Any]], ...] = (ContextRelevance, ContextRecall, NonLlmContextRecall, IdContextRecall, Faithfulness, ContextPrecision)
 REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
 
