@@ -139,7 +139,7 @@ def test_the_threshold_and_a_calibration_decide_usefulness():
     details = create_metric("context_precision").score_batch([sample], judge)[0].details["contexts"]
     assert [c["useful"] for c in details] == [0, 1] and [c["probability"] for c in details] == [0.3, 0.8]
     assert create_metric("context_precision", {"threshold": "0.2"}).score_batch([sample], judge)[0].value == 1.0
-    lenient = ScriptedJudge(judge._verdict, calibration={"usefulness": {"intercept": 2.0, "weights": {"judge": 1.0}}})
+    lenient = ScriptedJudge(lambda m: 0.3 if prompt_fields(m)[1]["paragraph"] == "a." else 0.8, calibration={"usefulness": {"intercept": 2.0, "weights": {"judge": 1.0}}})
     assert create_metric("context_precision").score_batch([sample], lenient)[0].value == 1.0
 
 
@@ -190,7 +190,7 @@ def test_the_real_small_judge_reads_each_context_once_with_probabilities(small_j
     sample = Sample(user_input="Which organ produces insulin?", retrieved_contexts=["Insulin is made in the pancreas.", "The liver stores glycogen."], reference="The pancreas.")
     first = create_metric("context_precision").score_batch([sample], small_judge)[0]
     again = create_metric("context_precision").score_batch([sample], small_judge)[0]
-    assert first == again and first.error is None
+    assert (first.value, first.details, first.error) == (again.value, again.details, None)  # the prefix cache changes only the cost
     assert all(0.0 <= c["probability"] <= 1.0 and math.isfinite(c["judge_log_odds"]) for c in first.details["contexts"])
     assert first.usage is not None and first.usage["calls"] == 2 and first.usage["completion_tokens"] == 0
     assert 0.0 <= first.value <= 1.0
