@@ -3,8 +3,7 @@
 - faithfulness: the claims of ../shared/data/attribution_dev.jsonl (SciFact + WiCE) given as
   responses: the claim is the response, its document the one retrieved context, no question.
   A response counts as faithful when the metric scores it 1 (every statement supported); its
-  label says whether people found it supported. Rows: `--claims N` evenly spaced through the
-  held-out half (the dev rows between those the shipped calibration was fitted on, as
+  label says whether people found it supported. Rows: `--claims N` of the held-out half (the dev rows between those the shipped calibration was fitted on, as
   `benchmarks/accuracy.py --limit attribution=150 --shift 1` reads them). Balanced accuracy per
   source and overall, AUC of the score.
 - context_precision: HotpotQA questions of ../shared/data/relevance_dev.jsonl with their ten
@@ -12,8 +11,8 @@
   those holding a supporting-fact sentence (`gold_sentences`). The metric's average precision
   against the same formula on the gold labels (mean absolute difference, and how often they are
   equal), paragraph-level AUC of P(useful) and balanced accuracy of the verdicts, and the mean
-  average precision of the paragraphs ranked by P(useful). Rows: `--questions N` evenly
-  spaced through the held-out half (`--shift 1`); no usefulness calibration was fitted on any row.
+  average precision of the paragraphs ranked by P(useful). Rows: `--questions N` of the
+  held-out half (the odd-numbered rows); no usefulness calibration was fitted on any row.
 - Cost: seconds (judge seconds, as measured when each answer was first asked) and judge prompt
   tokens per sample; with `--verifier`, wall seconds (no judge).
 
@@ -28,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 import time
@@ -47,7 +47,7 @@ from localeval.samples import Sample  # noqa: E402
 
 DATA = [Path(__file__).resolve().parents[2] / "shared" / "data"]  # --data replaces it (a git worktree sits deeper)
 CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
-FITTED_CLAIMS = 150  # the shipped calibration was fitted on every other dev claim (accuracy.py --limit attribution=150)
+ORDER_SEED = 44
 
 
 def read(name: str) -> list[dict[str, Any]]:
@@ -55,12 +55,12 @@ def read(name: str) -> list[dict[str, Any]]:
 
 
 def held_out_half(rows: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
-    """`count` rows evenly spaced through the odd-numbered rows: the dev rows between those
-    accuracy.py's fits read (its `read(name, len/2, shift=1)`); the files are grouped by source,
-    so every source is represented."""
+    """`count` of the odd-numbered rows (the dev rows between those accuracy.py's fits read: its
+    `read(name, len/2, shift=1)`), in a fixed shuffled order (seed ORDER_SEED), so a smaller
+    `count` takes a prefix of a larger one's rows and a cut-short run's cached answers serve it."""
     half = [rows[i * len(rows) // (len(rows) // 2) + 1] for i in range(len(rows) // 2)]
-    count = min(count, len(half))
-    return [half[i * len(half) // count] for i in range(count)]
+    order = random.Random(ORDER_SEED).sample(range(len(half)), len(half))
+    return [half[i] for i in order[:count]]
 
 
 def _cost(score_usage: dict[str, int] | None, seconds: float) -> dict[str, float]:

@@ -1,8 +1,9 @@
 """Human scores for some scored samples, from a labels file's rows that carry a sample's `id`.
 
 The file is `localeval calibrate`'s (localeval.labels). Attribution rows (`statement`,
-`label`) give context_recall the share of the sample's labelled statements that are
-attributed; a relevance row (`required`) gives context_relevance the share of its context's
+`label`) give context_recall (or, with `"metric": "faithfulness"`, faithfulness) the share of
+the sample's labelled statements that are attributed; a usefulness row (`useful`) gives
+context_precision the average precision of its labels; a relevance row (`required`) gives context_relevance the share of its context's
 sentences that are required (pysbd sentences, the metric's default unit; [] is 0,
 "insufficient information"). Rows without an `id` are calibration rows only. The summary sets
 these beside the metric's own scores for a prediction-powered estimate
@@ -16,10 +17,11 @@ from typing import Any
 
 from localeval.errors import InputError
 from localeval.io import input_name
-from localeval.labels import context_sentences, read_labels
+from localeval.labels import STATEMENT_METRICS, context_sentences, read_labels
+from localeval.metrics.precision import average_precision
 
-RECALL = "context_recall"
 RELEVANCE = "context_relevance"
+PRECISION = "context_precision"
 
 
 def _relevance_share(row: dict[str, Any], name: str, number: int) -> float:
@@ -32,18 +34,19 @@ def _relevance_share(row: dict[str, Any], name: str, number: int) -> float:
 def read_gold(path: str) -> dict[str, dict[str, float]]:
     """Gold scores by sample id (as a string: results compare ids as strings) and metric name."""
     name = input_name(path)
-    attributed: dict[str, list[int]] = defaultdict(list)
+    attributed: dict[tuple[str, str], list[int]] = defaultdict(list)
     gold: dict[str, dict[str, float]] = defaultdict(dict)
     for number, row in read_labels(path):
         if "id" not in row:
             continue
         sample = str(row["id"])
-        if "required" in row:
-            if RELEVANCE in gold[sample]:
-                raise InputError(name, number, "id", f"sample {sample!r} has a relevance row already")
-            gold[sample][RELEVANCE] = _relevance_share(row, name, number)
+        if "required" in row or "useful" in row:
+            metric, kind = (RELEVANCE, "relevance") if "required" in row else (PRECISION, "usefulness")
+            if metric in gold[sample]:
+                raise InputError(name, number, "id", f"sample {sample!r} has a {kind} row already")
+            gold[sample][metric] = _relevance_share(row, name, number) if "required" in row else average_precision([bool(v) for v in row["useful"]])
         else:
-            attributed[sample].append(int(row["label"]))
-    for sample, labels in attributed.items():
-        gold[sample][RECALL] = sum(labels) / len(labels)
+            attributed[(sample, row.get("metric", STATEMENT_METRICS[0]))].append(int(row["label"]))
+    for (sample, metric), labels in attributed.items():
+        gold[sample][metric] = sum(labels) / len(labels)
     return {sample: dict(scores) for sample, scores in gold.items() if scores}
