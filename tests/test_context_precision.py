@@ -194,3 +194,35 @@ def test_the_real_small_judge_reads_each_context_once_with_probabilities(small_j
     assert all(0.0 <= c["probability"] <= 1.0 and math.isfinite(c["judge_log_odds"]) for c in first.details["contexts"])
     assert first.usage is not None and first.usage["calls"] == 2 and first.usage["completion_tokens"] == 0
     assert 0.0 <= first.value <= 1.0
+
+
+def test_a_config_run_gates_reports_and_resumes_the_new_metrics(tmp_path, write_jsonl):
+    """Options and gates from a config file's keys, JUnit and Markdown, and a resume refused when
+    an option that changes the scores (against) changed."""
+    from xml.etree import ElementTree
+
+    from localeval import ConfigError
+    from localeval.pipeline import score_file
+    from localeval.settings import build_settings
+
+    rows = [{"id": f"q{i}", "user_input": "q", "retrieved_contexts": ["Bob sings.", "Ann wrote the book."], "reference": "Ann wrote it.", "response": "Ann wrote the book. Bob wrote it too."} for i in range(2)]
+    data, out, junit, markdown = write_jsonl(rows), tmp_path / "r.jsonl", tmp_path / "j.xml", tmp_path / "s.md"
+    judge = ScriptedJudge(lambda m: "Bob" not in prompt_fields(m)[1].get("paragraph", prompt_fields(m)[1].get("statement", "")))
+    values = {
+        "input": str(data), "output": str(out), "junit_xml": str(junit), "markdown": str(markdown),
+        "metrics": ["faithfulness", "context_precision"],
+        "options": {"faithfulness": {"verifier": False, "threshold": 0.5}, "context_precision": {"against": "reference"}},
+        "thresholds": {"faithfulness": 0.4}, "min_mean": {"context_precision": 0.6},
+    }
+    run = score_file(build_settings(values), judge=judge)
+    assert run.exit_code == 1  # context_precision's mean 0.5 is under 0.6; faithfulness 0.5 meets 0.4
+    assert run.summary["metrics"]["faithfulness"]["mean"] == 0.5 and run.summary["metrics"]["context_precision"]["mean"] == 0.5
+    suites = {suite.get("name"): suite for suite in ElementTree.parse(junit).getroot().findall("testsuite")}
+    assert set(suites) == {"faithfulness", "context_precision"} and "context_precision" in markdown.read_text()
+    header = out.read_text().splitlines()[0]
+    assert '"against":"reference"' in header.replace(" ", "")
+    out.write_text("\n".join(out.read_text().splitlines()[:2]) + "\n")  # interrupted after one sample
+    with pytest.raises(ConfigError, match="cannot resume.*metrics"):
+        score_file(build_settings({**values, "options": {**values["options"], "context_precision": {"against": "response"}}, "resume": True}), judge=judge)
+    resumed = score_file(build_settings({**values, "resume": True}), judge=judge)
+    assert resumed.written == 1 and resumed.summary["metrics"] == run.summary["metrics"]
