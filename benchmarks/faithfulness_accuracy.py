@@ -21,6 +21,7 @@ cache benchmarks/accuracy.py keeps, judge_cache.py), so a rerun replays them wit
 
     python benchmarks/faithfulness_accuracy.py --claims 60 --questions 20
     python benchmarks/faithfulness_accuracy.py --claims 60 --questions 20 --verifier
+    python benchmarks/faithfulness_accuracy.py --claims 0 --questions 0 --fit-usefulness 8   # the catalog's usefulness table
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judge_cache import CachedJudge  # noqa: E402
 
-from localeval.fitting import auc, balanced_accuracy  # noqa: E402
+from localeval.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic  # noqa: E402
 from localeval.judge import Judge, load_judge  # noqa: E402
 from localeval.metrics import create_metric  # noqa: E402
 from localeval.metrics.precision import average_precision  # noqa: E402
@@ -52,6 +53,13 @@ ORDER_SEED = 44
 
 def read(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in open(DATA[0] / name, encoding="utf-8") if line.strip()]
+
+
+def fit_half(rows: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """`count` of the even-numbered rows (never scored by this benchmark's figures), in a fixed shuffled order."""
+    half = [rows[i * len(rows) // (len(rows) // 2)] for i in range(len(rows) // 2)]
+    order = random.Random(ORDER_SEED).sample(range(len(half)), len(half))
+    return [half[i] for i in order[:count]]
 
 
 def held_out_half(rows: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
@@ -85,9 +93,9 @@ def faithfulness_rows(judge: Judge | None, count: int, verifier: bool) -> list[d
     return records
 
 
-def precision_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict[str, Any]]:
+def precision_rows(judge: Judge | None, count: int, verifier: bool, rows_of: Any = held_out_half) -> list[dict[str, Any]]:
     metric = create_metric("context_precision", {"verifier": verifier})
-    rows = held_out_half(read("relevance_dev.jsonl"), count)
+    rows = rows_of(read("relevance_dev.jsonl"), count)
     records = []
     for number, row in enumerate(rows, start=1):
         gold = [int(any(sentence in paragraph for sentence in row["gold_sentences"])) for paragraph in row["retrieved_contexts"]]
@@ -98,6 +106,7 @@ def precision_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict
         records.append({
             "gold": gold, "score": score.value, "error": score.error,
             "useful": [c["useful"] for c in contexts], "probability": [c["probability"] for c in contexts],
+            "log_odds": [c.get("judge_log_odds", 0.0) for c in contexts],
             **_cost(score.usage, _seconds(judge, before, started)),
         })
         print(f"context_precision: {number}/{len(rows)}", file=sys.stderr, flush=True)
@@ -146,10 +155,21 @@ def precision_report(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def fit_usefulness(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The usefulness calibration (intercept, weight on the judge's log-odds) fitted on the fit
+    half's paragraphs, the two classes weighing the same, as the catalog stores it."""
+    rows = [{"judge": value} for r in records for value in r["log_odds"]]
+    labels = [g for r in records for g in r["gold"]]
+    fit = fit_logistic(rows, labels, balancing_weights(labels, ["usefulness"] * len(labels)), ["judge"])
+    predicted = [int(p >= 0.5) for p in fit.probabilities(rows)]
+    return {"paragraphs": len(labels), "table": fit.table(), "in_sample_balanced_accuracy": balanced_accuracy(labels, predicted)}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", type=int, default=60, help="claims of the held-out half scored as responses (0: skip faithfulness)")
     parser.add_argument("--questions", type=int, default=20, help="HotpotQA questions of the held-out half (0: skip context_precision)")
+    parser.add_argument("--fit-usefulness", type=int, default=0, metavar="N", help="fit context_precision's usefulness calibration on N questions of the other (even-numbered) half and print its table")
     parser.add_argument("--verifier", action="store_true", help="decide with the trained verifier instead of the judge")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
     parser.add_argument("--threads", type=int)
@@ -166,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
     if args.claims:
         report["faithfulness"] = faithfulness_report(faithfulness_rows(judge, args.claims, args.verifier))
+    if args.fit_usefulness:
+        report["usefulness_fit"] = fit_usefulness(precision_rows(judge, args.fit_usefulness, False, fit_half))
     if args.questions:
         report["context_precision"] = precision_report(precision_rows(judge, args.questions, args.verifier))
     if isinstance(judge, CachedJudge):
