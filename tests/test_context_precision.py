@@ -135,12 +135,20 @@ def test_the_prompt_asks_about_the_answer_with_question_and_answer_first():
 
 def test_the_threshold_and_a_calibration_decide_usefulness():
     sample = Sample(user_input="q", retrieved_contexts=["a.", "b."], reference="r")
-    judge = ScriptedJudge(lambda m: 0.3 if prompt_fields(m)[1]["paragraph"] == "a." else 0.8)
+    identity = {"usefulness": {"intercept": 0.0, "weights": {"judge": 1.0}}}  # P(useful) = P(Yes)
+    judge = ScriptedJudge(lambda m: 0.3 if prompt_fields(m)[1]["paragraph"] == "a." else 0.8, calibration=identity)
     details = create_metric("context_precision").score_batch([sample], judge)[0].details["contexts"]
     assert [c["useful"] for c in details] == [0, 1] and [c["probability"] for c in details] == [0.3, 0.8]
     assert create_metric("context_precision", {"threshold": "0.2"}).score_batch([sample], judge)[0].value == 1.0
-    lenient = ScriptedJudge(lambda m: 0.3 if prompt_fields(m)[1]["paragraph"] == "a." else 0.8, calibration={"usefulness": {"intercept": 2.0, "weights": {"judge": 1.0}}})
+    lenient = ScriptedJudge(lambda m: 0.3, calibration={"usefulness": {"intercept": 2.0, "weights": {"judge": 1.0}}})
     assert create_metric("context_precision").score_batch([sample], lenient)[0].value == 1.0
+
+
+def test_without_a_fitted_table_a_small_judges_cheap_yes_is_not_usefulness():
+    """The documented default (round numbers of the default judge's fit): useful from P(Yes) of about 0.72."""
+    sample = Sample(user_input="q", retrieved_contexts=["a.", "b."], reference="r")
+    judge = ScriptedJudge(lambda m: 0.65 if prompt_fields(m)[1]["paragraph"] == "a." else 0.8)
+    assert [c["useful"] for c in create_metric("context_precision").score_batch([sample], judge)[0].details["contexts"]] == [0, 1]
 
 
 def test_edge_cases_blank_answer_blank_context_no_context():

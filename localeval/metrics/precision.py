@@ -15,8 +15,12 @@ perfect ranking is 1.0 and meets a threshold of 1.
 The verdict is one token, Yes or No, read from the logits (localeval.judge.prompts.USEFULNESS_USER:
 question and answer first, so every context of a sample reuses their cached prefix); a context
 too long for the window is judged in pieces and counts by its best piece. P(useful) is the
-calibration "usefulness" over the judge's log-odds (a calibration file may carry one; without,
-P(Yes) itself), and a context is useful when P reaches `threshold`.
+calibration "usefulness" over the judge's log-odds, and a context is useful when P reaches
+`threshold`. The default judge says Yes to almost every paragraph (P(Yes) >= 0.5 for 97% of
+HotpotQA's ten paragraphs, where a quarter hold a supporting fact) but ranks them well (AUC
+0.83): its P(Yes) read as is made almost every context useful. The catalog's table for it is
+fitted on the paragraphs of 8 HotpotQA dev questions (`benchmarks/faithfulness_accuracy.py
+--fit-usefulness 8`, the half its figures never score): useful from P(Yes) of about 0.72.
 
 With `verifier`: no judge; a context is useful when the reference's (or response's) statement
 it best supports is attributed to it by the verifier (context_recall's verifier verdict, the
@@ -47,8 +51,10 @@ from localeval.verifier import load_verifier
 
 CALIBRATION_KEY = "usefulness"
 FEATURES = ("judge",)
-# No fitted table ships: P(useful) is the judge's own P(Yes) (a weight of 1 on its log-odds).
-DEFAULT_CALIBRATION = LogisticModel(intercept=0.0, weights={"judge": 1.0})
+# For a judge without a fitted table (a GGUF file not in the catalog): round numbers of the
+# default judge's (localeval/catalog.toml): a small judge's Yes is cheap, so a context is useful
+# from P(Yes) of about 0.72; a calibration file's "usefulness" table (intercept, judge) replaces it.
+DEFAULT_CALIBRATION = LogisticModel(intercept=-2.4, weights={"judge": 2.5})
 DEFAULT_THRESHOLD = 0.5
 PROMPT_OVERHEAD = 120  # tokens of instructions and wording around question, answer and paragraph
 
