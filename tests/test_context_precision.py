@@ -233,4 +233,6 @@ def test_a_config_run_gates_reports_and_resumes_the_new_metrics(tmp_path, write_
     with pytest.raises(ConfigError, match="cannot resume.*metrics"):
         score_file(build_settings({**values, "options": {**values["options"], "context_precision": {"against": "response"}}, "resume": True}), judge=judge)
     resumed = score_file(build_settings({**values, "resume": True}), judge=judge)
-    assert resumed.written == 1 and resumed.summary["metrics"] == run.summary["metrics"]
+    figures = ("count", "scored", "mean", "errors", "prompt_tokens")  # judge seconds are the clock's
+    assert resumed.written == 1
+    assert all(resumed.summary["metrics"][m][f] == run.summary["metrics"][m][f] for m in ("faithfulness", "context_precision") for f in figures)
