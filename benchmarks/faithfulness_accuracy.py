@@ -5,7 +5,7 @@
   A response counts as faithful when the metric scores it 1 (every statement supported); its
   label says whether people found it supported. Rows: `--claims N` of the held-out half (the dev rows between those the shipped calibration was fitted on, as
   `benchmarks/accuracy.py --limit attribution=150 --shift 1` reads them). Balanced accuracy per
-  source and overall, AUC of the score.
+  source and overall, and the AUC of the least supported statement's probability.
 - context_precision: HotpotQA questions of ../shared/data/relevance_dev.jsonl with their ten
   paragraphs in the file's order and the gold answer as the reference; the useful paragraphs are
   those holding a supporting-fact sentence (`gold_sentences`). The metric's average precision
@@ -88,7 +88,8 @@ def faithfulness_rows(judge: Judge | None, count: int, verifier: bool) -> list[d
         sample = Sample(user_input="", retrieved_contexts=[row["context"]], response=row["claim"])
         before, started = getattr(judge, "seconds", 0.0), time.perf_counter()
         score = metric.score_batch([sample], judge)[0]
-        records.append({"source": row["source"], "label": row["label"], "score": score.value, "error": score.error, **_cost(score.usage, _seconds(judge, before, started))})
+        weakest = min((v["probability"] for v in score.details.get("statements", [])), default=float("nan"))  # the least supported statement's P
+        records.append({"source": row["source"], "label": row["label"], "score": score.value, "weakest": weakest, "error": score.error, **_cost(score.usage, _seconds(judge, before, started))})
         print(f"faithfulness: {number}/{len(rows)}", file=sys.stderr, flush=True)
     return records
 
@@ -126,7 +127,7 @@ def faithfulness_report(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         report[source] = {
             "rows": len(rows),
             "balanced_accuracy": balanced_accuracy(labels, [int(r["score"] >= 1.0) for r in rows]),
-            "auc": auc(labels, [r["score"] for r in rows]),
+            "auc": auc(labels, [r["weakest"] for r in rows]),
         }
     report["cost"] = {key: _mean([r[key] for r in scored]) for key in ("seconds", "prompt_tokens", "prompt_evaluated", "calls")}
     return report
