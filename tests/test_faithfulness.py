@@ -161,3 +161,20 @@ def test_the_real_small_judge_gives_a_statement_the_same_verdict_with_and_withou
             verdicts.setdefault(name, set()).add((verdict["probability"], verdict["attributed"], verdict["judge_log_odds"]))
             assert 0.0 <= score.value <= 1.0
     assert len(verdicts["faithfulness"]) == 1 and verdicts["faithfulness"] == verdicts["context_recall"]
+
+
+def test_the_contexts_are_split_once_for_both_metrics(monkeypatch):
+    from localeval.metrics import judging
+
+    seen: list[str] = []
+    real = judging.split_sentences
+
+    def counting(text: str, language: str = "en") -> list[str]:
+        seen.append(text)
+        return real(text, language)
+
+    monkeypatch.setattr(judging, "split_sentences", counting)
+    contexts = ["Zoe painted the mural in 2003, a test of splitting once.", "It faces the harbour."]
+    sample = {"user_input": "q", "retrieved_contexts": contexts, "reference": "Zoe painted the mural.", "response": "The mural faces the harbour."}
+    evaluate([sample], [create_metric(n, {"verifier": False}) for n in ("context_recall", "faithfulness")], judge=ScriptedJudge(calibration=CERTAIN))
+    assert seen.count("\n".join(contexts)) == 1
