@@ -54,6 +54,9 @@ def collect(path: str, judge: Judge, on_row: Callable[[int], None] = lambda _: N
     units = relevance.ContextRelevance()
     name = input_name(path)
     for number, row in read_labels(path):
+        if "useful" in row:  # labels a scored sample's contexts (score --labels); no usefulness fit
+            on_row(number)
+            continue
         sample = Sample(user_input=row.get("user_input", ""), retrieved_contexts=row["retrieved_contexts"])
         try:
             if "statement" in row:

@@ -78,9 +78,10 @@ class LogisticModel:
 CALIBRATION_FORMAT = "localeval-calibration"
 # 2: the statement prompt carries worked examples (2026-11-24); 3: context_relevance weighs the
 # passage verdict up to a cap (the same day); 4: context_relevance's opening-unit features
-# (2026-11-25). A table fitted on an earlier version's prompts or features weighs judge log-odds
-# of another shape, or lacks a feature, so it is refused rather than misread.
-CALIBRATION_VERSION = 4
+# (2026-11-25); 5: the statement prompt no longer carries the sample's question (issue 44). A
+# table fitted on an earlier version's prompts or features weighs judge log-odds of another
+# shape, or lacks a feature, so it is refused rather than misread.
+CALIBRATION_VERSION = 5
 MAX_CALIBRATION_BYTES = 1 << 20
 
 

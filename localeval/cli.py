@@ -41,13 +41,13 @@ from localeval.settings import LOCAL_RAY, build_settings, describe_source
 from localeval.summary import GATE_MODES, RETIRED_GATE_MODES, Summary
 
 EXIT_BROKEN_PIPE = 141
-MAX_REPORT_METRICS = 64  # localeval has four; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
+MAX_REPORT_METRICS = 64  # localeval has six; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
-    "statements": (("context_recall",), "statements", None),
-    "no_reasons": (("context_recall",), "reasons", False),
-    "verifier": (("context_relevance", "context_recall"), "verifier", None),
+    "statements": (("context_recall", "faithfulness"), "statements", None),
+    "no_reasons": (("context_recall", "faithfulness"), "reasons", False),
+    "verifier": (("context_relevance", "context_recall", "faithfulness", "context_precision"), "verifier", None),
 }
 
 
@@ -161,9 +161,9 @@ class _GateMode(_StringChoice):
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: every built-in metric (one from another package runs when named).")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
-@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=...")
-@click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false (faster).")
-@click.option("--verifier/--no-verifier", default=None, help="Decide context_relevance and context_recall with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not. Shortcut for METRIC.verifier=true/false.")
+@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=... and faithfulness.statements=...")
+@click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false and faithfulness.reasons=false (faster).")
+@click.option("--verifier/--no-verifier", default=None, help="Decide context_relevance, context_recall, faithfulness and context_precision with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not. Shortcut for METRIC.verifier=true/false.")
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")

@@ -1,14 +1,16 @@
 """Human scores for some scored samples, from a labels file's rows that carry a sample's `id`.
 
 The file is `localeval calibrate`'s (localeval.labels). Attribution rows (`statement`,
-`label`) give context_recall the share of the sample's labelled statements that are
-attributed; a relevance row (`required`) gives context_relevance the share of its context's
-units that are required, counted in the metric's own units and language (its `unit` and
-`language` options: the human figure and the metric's are on one scale), [] being 0,
-"insufficient information". A relevance row whose required sentences are not in its contexts is
-left out by line, as `calibrate` leaves it out. Rows without an `id` are calibration rows only.
-The summary joins each id to at most one scored sample and sets these beside the metric's own
-scores for a prediction-powered estimate (localeval.ppi).
+`label`) give context_recall (or, with `"metric": "faithfulness"`, faithfulness) the share of
+the sample's labelled statements that are attributed; a usefulness row (`useful`) gives
+context_precision the average precision of its labels; a relevance row (`required`) gives
+context_relevance the share of its context's units that are required, counted in the metric's
+own units and language (its `unit` and `language` options: the human figure and the metric's
+are on one scale), [] being 0, "insufficient information". A relevance row whose required
+sentences are not in its contexts is left out by line, as `calibrate` leaves it out. Rows
+without an `id` are calibration rows only. The summary joins each id to at most one scored
+sample and sets these beside the metric's own scores for a prediction-powered estimate
+(localeval.ppi).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from typing import Any
 from localeval.errors import ConfigError, InputError
 from localeval.files import file_sha256
 from localeval.io import input_name
-from localeval.labels import LeftOut, RequiredSentences, read_labels, required_sentences
+from localeval.labels import STATEMENT_METRICS, LeftOut, RequiredSentences, read_labels, required_sentences
+from localeval.metrics.ranking import average_precision
 
-RECALL = "context_recall"
 RELEVANCE = "context_relevance"
+PRECISION = "context_precision"
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def read_gold(path: str, relevance: RelevanceUnits | None = None) -> Gold:
     unit and language (its defaults when it is not selected: its scores are then not used)."""
     units = relevance or RelevanceUnits()
     name = input_name(path)
-    attributed: dict[str, list[int]] = defaultdict(list)
+    attributed: dict[tuple[str, str], list[int]] = defaultdict(list)
     gold: dict[str, dict[str, float]] = defaultdict(dict)
     left_out: list[str] = []
     with_id = 0
@@ -109,8 +112,12 @@ def read_gold(path: str, relevance: RelevanceUnits | None = None) -> Gold:
                 left_out.append(str(problem))
                 continue
             gold[sample][RELEVANCE] = _relevance_share(row, labelled, units)
+        elif "useful" in row:
+            if PRECISION in gold[sample]:
+                raise InputError(name, number, "id", f"sample {sample!r} has a usefulness row already")
+            gold[sample][PRECISION] = average_precision([bool(v) for v in row["useful"]])
         else:
-            attributed[sample].append(int(row["label"]))
-    for sample, labels in attributed.items():
-        gold[sample][RECALL] = sum(labels) / len(labels)
+            attributed[(sample, row.get("metric", STATEMENT_METRICS[0]))].append(int(row["label"]))
+    for (sample, metric), labels in attributed.items():
+        gold[sample][metric] = sum(labels) / len(labels)
     return Gold({sample: dict(scores) for sample, scores in gold.items() if scores}, path, file_sha256(path), with_id, left_out)

@@ -2,8 +2,13 @@
 
     {"retrieved_contexts": [...], "statement": "...", "label": 1, "user_input": "..."}   # attribution (context_recall)
     {"user_input": "...", "retrieved_contexts": [...], "required": ["a sentence", ...]}  # relevance (context_relevance)
+    {"retrieved_contexts": [...], "useful": [1, 0, ...]}                                 # usefulness (context_precision)
 
-with an optional "id": the id of a scored sample the row labels (localeval.gold). Every line is
+with an optional "id": the id of a scored sample the row labels (localeval.gold). An attribution
+row labels a statement of the reference (context_recall) unless its "metric" says "faithfulness"
+(a statement of the response); both are the same judgement, so `localeval calibrate` fits on both.
+A usefulness row gives each retrieved context, in order, 1 (useful for arriving at the answer)
+or 0; it labels a scored sample only (no usefulness calibration is fitted). Every line is
 checked before anything is done with the file, and a problem names its file, line and field.
 A relevance row whose `required` names a sentence its contexts do not have is left out, by
 line, with a notice, by `calibrate` and `score --labels` alike (`required_sentences`).
@@ -18,6 +23,9 @@ from pydantic_core import from_json
 
 from localeval.errors import InputError
 from localeval.io import STDIN, input_name, numbered_lines, open_binary
+
+KINDS = ("statement", "required", "useful")
+STATEMENT_METRICS = ("context_recall", "faithfulness")  # whose statement an attribution row labels (the first: by default)
 
 
 def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]:
@@ -75,8 +83,8 @@ def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
         raise InputError(name, number, None, "invalid JSON (or text no model can read, such as an unpaired surrogate)") from None
     if not isinstance(row, dict):
         raise InputError(name, number, None, "expected a JSON object")
-    if ("statement" in row) == ("required" in row):
-        raise InputError(name, number, None, "a labelled row has either 'statement' and 'label' (attribution) or 'required' (relevance)")
+    if sum(key in row for key in KINDS) != 1:
+        raise InputError(name, number, None, "a labelled row has one of 'statement' and 'label' (attribution), 'required' (relevance) or 'useful' (usefulness)")
     _strings(row, "retrieved_contexts", name, number)
     if "id" in row and (isinstance(row["id"], bool) or not isinstance(row["id"], (str, int))):
         raise InputError(name, number, "id", "must be the id of a scored sample (a string or an integer)")
@@ -87,8 +95,18 @@ def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
             raise InputError(name, number, "statement", "must be a non-empty string")
         if row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
             raise InputError(name, number, "label", "must be 1 (attributable) or 0 (not)")
-    else:
+        if row.get("metric", STATEMENT_METRICS[0]) not in STATEMENT_METRICS:
+            raise InputError(name, number, "metric", f"must be {' or '.join(STATEMENT_METRICS)} (whose statement it labels)")
+    elif "required" in row:
         _strings(row, "required", name, number)
+    else:
+        useful = row["useful"]
+        if not isinstance(useful, list) or not all(v in (0, 1) and not isinstance(v, bool) for v in useful):
+            raise InputError(name, number, "useful", "must be a list of 1 (useful) and 0 (not), one per retrieved context")
+        if len(useful) != len(row["retrieved_contexts"]):
+            raise InputError(name, number, "useful", f"has {len(useful)} labels for {len(row['retrieved_contexts'])} retrieved contexts")
+        if "id" not in row:
+            raise InputError(name, number, "id", "a usefulness row labels a scored sample: give its id")
     return row
 
 

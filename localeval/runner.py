@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.io import Record
 from localeval.judge import Judge
+from localeval.judge.shared import SharedVerdicts
 from localeval.metrics import BUILTIN, Metric, Score, create_metric
 from localeval.results import INPUT_ERROR_KEY, ResultRow, dumps_json
 from localeval.samples import Sample, parse_sample
@@ -116,6 +117,8 @@ def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], ju
         result = _new_row(record.line, sample.id if sample.id is not None else record.line, extra=sample.extra)
         results.append(result)
         valid.append((result, sample))
+    if judge is not None and sum(m.uses_judge() for m in metrics) > 1:
+        judge = SharedVerdicts(judge)  # a prompt two metrics ask is judged once per batch
     for metric in metrics:
         ready = []
         for result, sample in valid:

@@ -9,12 +9,17 @@ and a scripted judge that needs no model.
     def test_my_pipeline_writes_scores():  # the plumbing, without a model
         run = evaluate(samples, ["context_recall"], judge=ScriptedJudge(lambda messages: 0.9))
 
+    def supported(messages):  # answer by what is asked: prompt_fields reads any judge prompt
+        kind, fields = prompt_fields(messages)
+        return kind == "attribution" and fields["statement"] in fields["document"]
+
 A failure lists the failing samples with their scores and the reasons.
 """
 
 from __future__ import annotations
 
 import atexit
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -24,6 +29,7 @@ from pydantic import BaseModel
 from localeval import evaluate
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, T, Usage, load_judge
+from localeval.judge.prompts import ATTRIBUTION_USER, RELEVANCE_USER, USEFULNESS_USER
 from localeval.metrics import create_metric
 from localeval.metrics.relevance import ShortAnswer
 from localeval.reports import explain, score_text
@@ -31,12 +37,41 @@ from localeval.results import Outcome, ResultRow
 from localeval.runner import SampleLike
 
 
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A regular expression that reads a prompt template's placeholders back out of its text."""
+    parts = re.split(r"\{(\w+)\}", template)
+    return re.compile("".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.*?)" for i, part in enumerate(parts)) + r"\Z", re.S)
+
+
+# The Yes/No questions a judge metric asks, by kind: attribution (context_recall, faithfulness:
+# document, statement), usefulness (context_precision: question, answer, paragraph), relevance
+# (context_relevance: question, paragraph).
+PROMPT_KINDS = {
+    "attribution": _template_pattern(ATTRIBUTION_USER),
+    "usefulness": _template_pattern(USEFULNESS_USER),
+    "relevance": _template_pattern(RELEVANCE_USER),
+}
+
+
+def prompt_fields(messages: list[Message]) -> tuple[str, dict[str, str]]:
+    """What a judge prompt asks about, for a ScriptedJudge's script: its kind (a PROMPT_KINDS
+    key) and the texts filled into it (an attribution prompt's "document" and "statement"...),
+    read from its last message; ("other", {}) for a prompt of another shape (a rubric's, the
+    claims or short-answer requests, the numbered choice)."""
+    text = messages[-1]["content"] if messages else ""
+    for kind, pattern in PROMPT_KINDS.items():
+        found = pattern.match(text)
+        if found:
+            return kind, {name: value for name, value in found.groupdict().items() if name != "topic"}
+    return "other", {}
+
+
 class ScriptedJudge:
     """A judge without a model, for testing what surrounds the judge (inspect_ai's mock model
     is the pattern). Every call is recorded in `calls`.
 
     `verdict(messages)` gives the probability of "Yes" for each Yes/No question (a bool is
-    certainty); the default says yes to everything. `answer(messages, schema)` gives the
+    certainty; `prompt_fields(messages)` says what is asked); the default says yes to everything. `answer(messages, schema)` gives the
     dict `ask` returns (context_relevance's short answer, and the claims option); the default
     gives context_relevance an empty answer (no sentence preferred) and is an error for claims.
     """

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from conftest import result_rows
 
 from localeval.cli import cli
+from localeval.metrics import BUILTIN
 
 GOOD = {
     "id": "s1",
@@ -167,7 +168,7 @@ def test_standard_input_and_output(write_jsonl):
 def test_metrics_command_lists_required_fields_and_options():
     result = invoke(["metrics", "--json"])
     rows = {row["name"]: row for row in json.loads(result.stdout)}
-    assert set(rows) == {"context_relevance", "context_recall", "nonllm_context_recall", "id_context_recall", "nonllm_context_precision", "id_context_precision"}
+    assert set(rows) == {m.name for m in BUILTIN}
     assert rows["id_context_recall"]["required_fields"] == ["retrieved_context_ids", "reference_context_ids"]
     assert rows["nonllm_context_recall"]["options"]["threshold"]["default"] == 0.5
     assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is True

@@ -129,7 +129,7 @@ def test_the_worked_examples_are_restored_not_evaluated_again(small_model_path):
     from localeval.judge.llama import LlamaJudge
     from localeval.judge.prompts import attribution_messages, relevance_messages
 
-    claim = attribution_messages("The river is 300 km long. It flows into the lake.", "The river is 300 km long.", "How long is it?")
+    claim = attribution_messages("The river is 300 km long. It flows into the lake.", "The river is 300 km long.")
     other = relevance_messages("Paris is the capital of France.", "What is the capital of France?")
     with LlamaJudge(small_model_path, n_ctx=1024, n_threads=2) as judge:
         judge.choose(other, "", ["Yes", "No"])
@@ -145,9 +145,9 @@ def test_a_rubric_replaces_the_worked_examples_too():
     from localeval.judge.prompts import attribution_messages
     from localeval.rubric import Rubric
 
-    assert len(attribution_messages("d", "s", "q")) > 2
+    assert len(attribution_messages("d", "s")) > 2
     rubric = Rubric(path="rubric.txt", sha256="0" * 64, text="Document: {document}\nClaim: {statement}\nSupported?")
-    assert [m["role"] for m in attribution_messages("d", "s", "q", rubric)] == ["system", "user"]
+    assert [m["role"] for m in attribution_messages("d", "s", rubric)] == ["system", "user"]
 
 
 def test_scores_do_not_depend_on_what_the_judge_saw_before(small_judge):

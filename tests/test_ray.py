@@ -58,6 +58,22 @@ def test_non_judge_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_pa
     assert first.summary["metrics"] == second.summary["metrics"] and second.exit_code == first.exit_code == 2
 
 
+def test_faithfulness_and_context_precision_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_path):
+    """The verifier decides (no judge to load on the workers); the options reach the workers whole."""
+    data = write_jsonl([{**sample, "response": sample["reference"] + " It has a famous cafe."} for sample in samples(4)])
+    local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    common = {
+        "input": str(data),
+        "metrics": ["faithfulness", "context_precision"],
+        "options": {"faithfulness": {"verifier": True}, "context_precision": {"verifier": True, "against": "response"}},
+        "timing": False,
+    }
+    first = score_file(RunSettings(**common, output=str(local)))
+    second = score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
+    assert rows_of(local) == rows_of(distributed)
+    assert first.summary["metrics"] == second.summary["metrics"] and first.summary["metrics"]["faithfulness"]["scored"] == 4
+
+
 @pytest.mark.judge
 def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jsonl, tmp_path, small_model_path):
     data = write_jsonl(samples(6))

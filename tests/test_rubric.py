@@ -19,6 +19,8 @@ SAMPLE = {"id": "q", "user_input": "Who wrote it?", "retrieved_contexts": ["Ann 
     [
         ("context_recall", "Doc: {document}\nClaim: {statment}\nYes or No?", "unknown placeholder {statment}"),
         ("context_recall", "Claim: {statement}\nYes or No?", "missing placeholder {document}"),
+        ("faithfulness", "Q: {question} Doc: {document} Claim: {statement} Yes or No?", "unknown placeholder {question}"),
+        ("context_precision", "Q: {question} P: {paragraph} Yes or No?", "missing placeholder {answer}"),
         ("context_relevance", "Q: {question} P: {document}", "unknown placeholder {document}"),
         ("context_relevance", "Q: {question} P: {paragraph} {", "literal braces"),
         ("context_relevance", "Q: {question!r} P: {paragraph}", "is not a plain name"),
@@ -40,14 +42,23 @@ def test_an_unreadable_rubric_is_a_message(tmp_path):
         create_metric("context_recall", {"rubric": str(tmp_path / "latin1.txt")})
 
 
-@pytest.mark.parametrize("metric, needle", [("context_recall", "CLAIM=Ann wrote it."), ("context_relevance", "PARA=Ann wrote the book.")])
+TASKS = {  # the rubric text each judge metric's placeholders allow (the statement verdicts never read the question)
+    "context_recall": "Q= DOC={document} CLAIM={statement}",
+    "faithfulness": "Q= DOC={document} CLAIM={statement}",
+    "context_relevance": "Q={question} PARA={paragraph}",
+    "context_precision": "Q={question} ANSWER={answer} PARA={paragraph}",
+}
+
+
+@pytest.mark.parametrize("metric, needle", [("context_recall", "CLAIM=Ann wrote it."), ("faithfulness", "CLAIM=Ann did."), ("context_relevance", "PARA=Ann wrote the book."), ("context_precision", "ANSWER=Ann wrote it. PARA=Ann wrote the book.")])
 def test_the_rubric_is_what_the_judge_reads(tmp_path, metric, needle):
     rubric = tmp_path / "rubric.txt"
-    rubric.write_text("{{literal}} Q={question} " + ("DOC={document} CLAIM={statement}" if metric == "context_recall" else "PARA={paragraph}") + " Yes or No?")
+    rubric.write_text("{{literal}} " + TASKS[metric] + " Yes or No?")
     judge = ScriptedJudge()
-    evaluate([SAMPLE], [create_metric(metric, {"rubric": str(rubric)})], judge=judge)
+    evaluate([{**SAMPLE, "response": "Ann did."}], [create_metric(metric, {"rubric": str(rubric)})], judge=judge)
     users = [m["content"] for call in judge.calls for m in call if m["role"] == "user"]
-    assert users and all(u.startswith("{literal} Q=Who wrote it? ") and u.endswith(" Yes or No?") for u in users)
+    question = "" if "{question}" not in TASKS[metric] else "Who wrote it?"
+    assert users and all(u.startswith("{literal} Q=" + question) and u.endswith(" Yes or No?") for u in users)
     assert any(needle in u for u in users)
 
 

@@ -126,3 +126,45 @@ def test_a_bad_labels_file_is_named_with_its_line_and_field_before_anything_is_s
     assert not (tmp_path / "r.jsonl").exists()
     missing = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "--labels", str(tmp_path / "none.jsonl")])
     assert missing.exit_code == 2 and "none.jsonl (--labels) is not a file" in missing.output
+
+
+def test_faithfulness_and_context_precision_take_labels_too(tmp_path):
+    """An attribution row with "metric": "faithfulness" labels a response's statement; a
+    usefulness row labels each retrieved context, and its average precision is the human score."""
+    import shutil
+
+    examples = tmp_path / "samples.jsonl"
+    shutil.copy(ROOT / "examples" / "rag_samples.jsonl", examples)
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {"id": "eiffel", "retrieved_contexts": ["c"], "statement": "s", "label": 1, "metric": "faithfulness"},
+        {"id": "python", "retrieved_contexts": ["c"], "statement": "s1", "label": 1, "metric": "faithfulness"},
+        {"id": "python", "retrieved_contexts": ["c"], "statement": "s2", "label": 0, "metric": "faithfulness"},
+        {"id": "python", "retrieved_contexts": ["c"], "statement": "s", "label": 1},
+        {"id": "eiffel", "retrieved_contexts": ["a", "b"], "useful": [1, 1]},
+        {"id": "insulin", "retrieved_contexts": ["a", "b"], "useful": [0, 0]},
+        {"id": "amazon", "retrieved_contexts": ["a", "b", "c"], "useful": [0, 1, 1]},
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary_json = tmp_path / "summary.json"
+    result = CliRunner().invoke(cli, ["score", str(examples), "-m", "faithfulness", "-m", "context_precision", "-m", "context_recall", "--verifier", "--labels", str(labels), "--summary-json", str(summary_json)])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(summary_json.read_text())["metrics"]
+    assert metrics["faithfulness"]["ppi"]["labelled"] == 2 and metrics["faithfulness"]["ppi"]["human_mean"] == (1 + 0.5) / 2
+    assert metrics["context_recall"]["ppi"]["labelled"] == 1
+    assert metrics["context_precision"]["ppi"]["labelled"] == 3
+    assert math.isclose(metrics["context_precision"]["ppi"]["human_mean"], (1 + 0 + (1 / 2 + 2 / 3) / 2) / 3)
+
+
+def test_a_bad_usefulness_or_metric_label_is_named(tmp_path):
+    data = _ids_file(tmp_path, [1, 0])
+    for row, field in [
+        ({"id": "s0", "retrieved_contexts": ["a", "b"], "useful": [1]}, "useful"),
+        ({"id": "s0", "retrieved_contexts": ["a"], "useful": [True]}, "useful"),
+        ({"retrieved_contexts": ["a"], "useful": [1]}, "id"),
+        ({"id": "s0", "retrieved_contexts": ["c"], "statement": "s", "label": 1, "metric": "context_precision"}, "metric"),
+    ]:
+        labels = tmp_path / "labels.jsonl"
+        labels.write_text(json.dumps(row) + "\n")
+        result = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "--labels", str(labels)])
+        assert result.exit_code == 2 and f"{labels}:1: field '{field}'" in result.output, result.output

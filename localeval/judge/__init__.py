@@ -32,6 +32,8 @@ class Usage:
     prompt_evaluated: int
     completion_tokens: int
     seconds: float
+    # True for an answer given again without a judge call (localeval.judge.shared): it costs nothing.
+    reused: bool = False
 
 
 class Judge(Protocol):

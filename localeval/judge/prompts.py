@@ -21,9 +21,13 @@ ATTRIBUTION_SYSTEM = (
     "You check whether a claim is supported by a document. A claim is supported only if everything "
     "it says is stated in the document or follows directly from it. Answer Yes or No."
 )
-# The question the reference answers resolves what a statement refers to ("He
-# made his debut in 1930"): without it, balanced accuracy on WiCE's Wikipedia
-# sentences drops to chance (benchmarks/accuracy.py, docs/HISTORY.md).
+# The sample's question is never in the prompt: a statement is supported or not by the document
+# alone, so its verdict is the same whatever question it answered, in context_recall and
+# faithfulness alike (both ask this prompt). On claims no choice saw, the verdicts with a
+# question line that restated the claim scored 0.606 balanced accuracy, and 0.699 with none
+# (issue 44); docs/HISTORY.md has the earlier measurement (WiCE) that had kept the question.
+# The worked examples below keep the topic line some of them carry: they are the same for
+# every prompt, so they cannot make a verdict depend on the sample's question.
 ATTRIBUTION_USER = "Document:\n{document}\n\n{topic}Claim: {statement}\n\nIs the claim supported by the document? Answer Yes or No."
 ATTRIBUTION_TOPIC = "The claim comes from an answer to: {question}\n"
 
@@ -59,6 +63,17 @@ RELEVANCE_ANSWER_USER = (
 )
 NO_ANSWER = "none"
 
+# Context precision: is one retrieved context useful for arriving at a given answer (the
+# reference, or the response) to the question? ragas' LLMContextPrecisionWithReference asks
+# this of each context; here it is one Yes/No token, read from the logits. The question and the
+# answer come first: they are the same for every context of a sample, so each context after the
+# first costs only its own tokens (llama.cpp's prefix cache).
+USEFULNESS_SYSTEM = "You decide whether a paragraph is useful for arriving at a given answer to a question. Use only the paragraph."
+USEFULNESS_USER = (
+    "Question: {question}\n\nAnswer: {answer}\n\nParagraph: {paragraph}\n\n"
+    "Is the paragraph useful for arriving at the answer? Answer Yes or No."
+)
+
 CLAIMS_SYSTEM = "You break an answer into short, self-contained factual claims. Reply with JSON only."
 CLAIMS_USER = (
     "Question: {question}\n\n"
@@ -70,10 +85,12 @@ CLAIMS_USER = (
 
 # The placeholders a user's rubric file may use instead of the user messages above
 # (localeval.rubric); the required ones are what the verdict is about.
-ATTRIBUTION_PLACEHOLDERS = frozenset({"document", "statement", "question"})
+ATTRIBUTION_PLACEHOLDERS = frozenset({"document", "statement"})  # no {question}: see ATTRIBUTION_USER
 ATTRIBUTION_REQUIRED = frozenset({"document", "statement"})
 RELEVANCE_PLACEHOLDERS = frozenset({"question", "paragraph"})
 RELEVANCE_REQUIRED = RELEVANCE_PLACEHOLDERS
+USEFULNESS_PLACEHOLDERS = frozenset({"question", "answer", "paragraph"})
+USEFULNESS_REQUIRED = frozenset({"answer", "paragraph"})
 
 
 # Worked examples shown before every attribution prompt, as earlier turns of the chat
@@ -123,21 +140,22 @@ ATTRIBUTION_EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def _attribution_user(document: str, statement: str, question: str | None) -> str:
-    topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question and question.strip() else ""
+def _attribution_user(document: str, statement: str, question: str = "") -> str:
+    topic = ATTRIBUTION_TOPIC.format(question=question.strip()) if question.strip() else ""
     return ATTRIBUTION_USER.format(document=document, topic=topic, statement=statement)
 
 
-def attribution_messages(document: str, statement: str, question: str | None, rubric: Rubric | None = None) -> list[Message]:
-    """The system message, the worked examples, then the question about `document`. A user's
-    rubric replaces the wording, and the examples with it: they are in localeval's wording."""
+def attribution_messages(document: str, statement: str, rubric: Rubric | None = None) -> list[Message]:
+    """The system message, the worked examples, then the question about `document`: the same
+    prompt whatever question the statement answers. A user's rubric replaces the wording, and
+    the examples with it: they are in localeval's wording."""
     messages: list[Message] = [{"role": "system", "content": ATTRIBUTION_SYSTEM}]
     if rubric is not None:
-        return [*messages, {"role": "user", "content": rubric.fill(document=document, statement=statement, question=(question or "").strip())}]
+        return [*messages, {"role": "user", "content": rubric.fill(document=document, statement=statement)}]
     for example_document, example_question, example_statement, verdict in ATTRIBUTION_EXAMPLES:
         messages.append({"role": "user", "content": _attribution_user(example_document, example_statement, example_question)})
         messages.append({"role": "assistant", "content": verdict})
-    return [*messages, {"role": "user", "content": _attribution_user(document, statement, question)}]
+    return [*messages, {"role": "user", "content": _attribution_user(document, statement)}]
 
 
 def relevance_messages(paragraph: str, question: str, rubric: Rubric | None = None) -> list[Message]:
@@ -153,6 +171,12 @@ def relevance_choice_messages(sentences: list[str], question: str) -> list[Messa
 
 def relevance_answer_messages(paragraph: str, question: str) -> list[Message]:
     return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": RELEVANCE_ANSWER_USER.format(question=question, paragraph=paragraph)}]
+
+
+def usefulness_messages(paragraph: str, question: str, answer: str, rubric: Rubric | None = None) -> list[Message]:
+    values = {"question": question, "answer": answer, "paragraph": paragraph}
+    user = rubric.fill(**values) if rubric is not None else USEFULNESS_USER.format(**values)
+    return [{"role": "system", "content": USEFULNESS_SYSTEM}, {"role": "user", "content": user}]
 
 
 def claims_messages(question: str, reference: str) -> list[Message]:

@@ -28,8 +28,10 @@ from pydantic import ValidationError
 
 from localeval.errors import ConfigError
 from localeval.metrics.base import Metric, Score
+from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_precision import IdContextPrecision
 from localeval.metrics.id_recall import IdContextRecall
+from localeval.metrics.precision import ContextPrecision
 from localeval.metrics.recall import ContextRecall
 from localeval.metrics.relevance import ContextRelevance
 from localeval.metrics.string_precision import NonLlmContextPrecision
@@ -46,6 +48,8 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
     ContextRecall,
     NonLlmContextRecall,
     IdContextRecall,
+    Faithfulness,
+    ContextPrecision,
     NonLlmContextPrecision,
     IdContextPrecision,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, Usage
@@ -17,8 +18,15 @@ PROBABILITY_FLOOR = 1e-6  # keeps log-odds finite: no verdict is read as certain
 
 
 def context_sentences(sample: Sample, language: str = "en") -> list[str]:
-    """The ragas definition: pysbd over the retrieved contexts joined by newlines, blank ones dropped."""
-    return split_sentences("\n".join(sample.retrieved_contexts or []), language)
+    """The ragas definition: pysbd over the retrieved contexts joined by newlines, blank ones dropped.
+    Split once per sample however many judge metrics read it (context_recall and faithfulness
+    both do): the last few contexts' sentences are kept."""
+    return list(_split_once("\n".join(sample.retrieved_contexts or []), language))
+
+
+@lru_cache(maxsize=16)
+def _split_once(text: str, language: str) -> tuple[str, ...]:
+    return tuple(split_sentences(text, language))
 
 
 def chunk_sentences(sentences: Sequence[str], count_tokens: Callable[[str], int], budget: int, limit: int) -> list[range]:
@@ -69,17 +77,22 @@ class UsageTally:
     prompt_tokens: int = 0
     prompt_evaluated: int = 0
     completion_tokens: int = 0
+    reused: int = 0  # answers another metric of the same sample had already asked for (SharedVerdicts)
 
     def add(self, usage: Usage) -> None:
+        if usage.reused:
+            self.reused += 1
+            return
         self.calls += 1
         self.prompt_tokens += usage.prompt_tokens
         self.prompt_evaluated += usage.prompt_evaluated
         self.completion_tokens += usage.completion_tokens
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        counts = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "prompt_evaluated": self.prompt_evaluated,
             "completion_tokens": self.completion_tokens,
         }
+        return {**counts, "reused": self.reused} if self.reused else counts

@@ -1,6 +1,8 @@
-"""LLM context recall: the share of the reference's statements attributable to the retrieved context.
+"""Statements attributed to the retrieved contexts: the engine of context_recall and faithfulness.
 
-ragas' LLMContextRecall, decided the way the strongest small checkers decide:
+context_recall (ragas' LLMContextRecall) attributes the reference's statements, faithfulness
+(localeval.metrics.faithfulness, ragas' Faithfulness) the response's; everything below is the
+same for both (AttributedStatements), decided the way the strongest small checkers decide:
 
 1. Evidence first: every context sentence is scored against the statement with
    signals that need no model (localeval.evidence): content-word coverage,
@@ -16,13 +18,17 @@ ragas' LLMContextRecall, decided the way the strongest small checkers decide:
 4. Reasons that tell the truth: the reason names the evidence (the closest
    sentences, quoted) and the statement's words the context never mentions; it
    never claims the context says more than the quoted sentences do.
+
+The sample's question never reaches a verdict (localeval.judge.prompts.ATTRIBUTION_USER): a
+statement is supported by the contexts or not, whatever it answered. Only the `claims`
+option's decomposition reads it, to resolve what a statement refers to.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -90,7 +96,7 @@ class RecallParams(BaseModel):
         return refuse_rubric_with_verifier(data)
 
     statements: Literal["sentences", "claims"] = Field(
-        "sentences", description="sentences: pysbd sentences of the reference; claims: the judge decomposes it first"
+        "sentences", description="sentences: pysbd sentences of the text whose statements are checked (context_recall: the reference; faithfulness: the response); claims: the judge decomposes it first"
     )
     reasons: bool = Field(True, description="keep each verdict's evidence and reason in the details")
     threshold: ShareOption = Field(
@@ -101,7 +107,7 @@ class RecallParams(BaseModel):
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
     )
     rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED))] = Field(
-        None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}, {question}); it must ask for Yes or No"
+        None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}); it must ask for Yes or No"
     )
     verifier: bool = Field(
         False, description="decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)"
@@ -132,7 +138,7 @@ def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
 def _examples_tokens(judge: Judge, rubric: Rubric | None) -> int:
     """Tokens the worked examples add to every prompt (the turns between the system message and
     the question; none with a rubric), with each turn's chat markers (generous)."""
-    examples = attribution_messages("", "", None, rubric)[1:-1]
+    examples = attribution_messages("", "", rubric)[1:-1]
     return sum(judge.count_tokens(message["content"]) + MESSAGE_MARKERS for message in examples)
 
 
@@ -166,7 +172,7 @@ def _windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> l
     return windows
 
 
-def _verified(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], evidence: Sequence[StatementEvidence]) -> list[tuple[float, range | None]]:
+def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], evidence: Sequence[StatementEvidence]) -> list[tuple[float, range | None]]:
     """Each statement's best verifier logit over the context's windows, and that window (None
     for an empty context: the logit is then the verifier's score against nothing)."""
     lengths = [len(verifier.tokenizer.encode(sentence)) + 1 for sentence in sentences]
@@ -199,10 +205,12 @@ def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], s
     return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else "not attributed; no sentence of the context is close"
 
 
-class ContextRecall(Metric[RecallParams]):
-    name = "context_recall"
-    description = "Share of the reference's statements that the judge can attribute to the retrieved contexts."
-    required_fields = ("user_input", "retrieved_contexts", "reference")
+class AttributedStatements(Metric[RecallParams]):
+    """The statements of one text of the sample (`statements_field`), each attributed to the
+    retrieved contexts or not; the score is the share attributed (NaN for a text without
+    statements: ragas' LLMContextRecall and Faithfulness both return NaN there)."""
+
+    statements_field: ClassVar[Literal["reference", "response"]]
     needs_judge = True
     calibration_key = CALIBRATION_KEY
     Params = RecallParams
@@ -215,16 +223,19 @@ class ContextRecall(Metric[RecallParams]):
         return [self._score(sample, judge) for sample in samples]
 
     def _score(self, sample: Sample, judge: Judge | None) -> Score:
-        reference = sample.reference or ""
         tally = UsageTally()
-        if self.params.statements == "claims" and reference.strip():
+        return self.score_statements(sample, self.statements_of(sample, judge, tally), judge, tally)
+
+    def statements_of(self, sample: Sample, judge: Judge | None, tally: UsageTally) -> list[str]:
+        """The statements of the sample's `statements_field`: its pysbd sentences, or with
+        `statements=claims` the judge's decomposition (which alone reads the question)."""
+        text = getattr(sample, self.statements_field) or ""
+        if self.params.statements == "claims" and text.strip():
             assert judge is not None
-            answer, usage = judge.ask(claims_messages(sample.user_input or "", reference), Claims)
+            answer, usage = judge.ask(claims_messages(sample.user_input or "", text), Claims)
             tally.add(usage)
-            statements = [c.strip() for c in answer.claims if c.strip()]
-        else:
-            statements = split_sentences(reference, self.params.language)
-        return self.score_statements(sample, statements, judge, tally)
+            return [c.strip() for c in answer.claims if c.strip()]
+        return split_sentences(text, self.params.language)
 
     def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally | None = None) -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
@@ -239,10 +250,10 @@ class ContextRecall(Metric[RecallParams]):
         sentences = context_sentences(sample, params.language)
         room = (
             judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - _examples_tokens(judge, params.rubric)
-            - judge.count_tokens(max(statements, key=len)) - judge.count_tokens(sample.user_input or "")
+            - judge.count_tokens(max(statements, key=len))
         )
         if room <= 0:
-            raise JudgeError(f"the instructions, worked examples, question and longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
+            raise JudgeError(f"the instructions, worked examples and longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
         chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room)
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
         coverage = [_Coverage(found, len(sentences)) for found in evidence]
@@ -265,7 +276,7 @@ class ContextRecall(Metric[RecallParams]):
             for chunk_index in sorted({wanted[n][round_] for n in pending}):
                 document = " ".join(sentences[i] for i in chunks[chunk_index])
                 for number in (n for n in pending if wanted[n][round_] == chunk_index):
-                    value, usage = yes_log_odds(judge, attribution_messages(document, statements[number], sample.user_input, params.rubric))
+                    value, usage = yes_log_odds(judge, attribution_messages(document, statements[number], params.rubric))
                     log_odds[number][chunk_index] = value
                     tally.add(usage)
         model = calibration_for(judge.calibration)
@@ -288,7 +299,7 @@ class ContextRecall(Metric[RecallParams]):
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
         calibration = verifier.calibration["attribution"]
         verdicts = []
-        for statement, found, (logit, window) in zip(statements, evidence, _verified(verifier, statements, sentences, evidence)):
+        for statement, found, (logit, window) in zip(statements, evidence, verified_windows(verifier, statements, sentences, evidence)):
             probability = calibration.probability(logit)
             attributed = probability >= params.threshold
             verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4),
@@ -332,10 +343,17 @@ class ContextRecall(Metric[RecallParams]):
     @classmethod
     def explain(cls, details: RecallDetails) -> str:
         if not details.statements:
-            return "the reference has no statements"
+            return f"the {cls.statements_field} has no statements"
         missed = [s for s in details.statements if not s.attributed]
         if not missed:
             return "all statements attributed"
         parts = [f"'{shorten(s.statement)}'" + (f" ({shorten(s.reason)})" if s.reason else "") for s in missed[:MAX_ITEMS]]
         more = f" and {len(missed) - MAX_ITEMS} more" if len(missed) > MAX_ITEMS else ""
         return f"{len(missed)} of {len(details.statements)} statements not attributed: " + "; ".join(parts) + more
+
+
+class ContextRecall(AttributedStatements):
+    name = "context_recall"
+    description = "Share of the reference's statements that the judge can attribute to the retrieved contexts."
+    required_fields = ("user_input", "retrieved_contexts", "reference")
+    statements_field = "reference"
