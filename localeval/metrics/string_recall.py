@@ -181,21 +181,27 @@ def best_first_similarities(
 
     if threshold is None:
         return pair_similarities(left, right, measure, None)
-    lengths = [abs(len(a) - len(b)) for a, b in zip(left, right)]
-    firsts = []
-    for start, count in spans:
-        segment = lengths[start : start + count]
-        firsts.append(start + segment.index(min(segment)))
+    # Vectorised over the batch (a Python pass per pair or per group cost as much as the kernel):
+    # the groups are contiguous and in order, so sorting the pairs by group, then length gap,
+    # then position puts each group's first-closest pair at the group's own start.
+    starts = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
+    counts = np.fromiter((count for _, count in spans), dtype=np.int64, count=len(spans))
+    gaps = np.abs(np.fromiter(map(len, left), dtype=np.int64, count=len(left)) - np.fromiter(map(len, right), dtype=np.int64, count=len(right)))
+    group = np.repeat(np.arange(len(spans)), counts)
+    firsts = np.lexsort((np.arange(len(left)), gaps, group))[starts]
     similarities = np.full(len(left), np.nan)
-    similarities[firsts] = pair_similarities([left[i] for i in firsts], [right[i] for i in firsts], measure, threshold, inclusive)
-    groups: dict[float, list[int]] = {}
-    for (start, count), first in zip(spans, firsts):
-        found = similarities[first]
-        cutoff = threshold if not found > threshold else max(threshold, math.floor((found - CUTOFF_MARGIN) * CUTOFF_STEPS) / CUTOFF_STEPS)
-        groups.setdefault(cutoff, []).extend(i for i in range(start, start + count) if i != first)
-    for cutoff, positions in groups.items():
-        if positions:
-            similarities[positions] = pair_similarities([left[i] for i in positions], [right[i] for i in positions], measure, cutoff, inclusive)
+    first_list = firsts.tolist()
+    similarities[firsts] = pair_similarities([left[i] for i in first_list], [right[i] for i in first_list], measure, threshold, inclusive)
+    found = similarities[firsts]
+    with np.errstate(invalid="ignore"):  # NaN (at most the threshold) compares False: the cutoff stays the threshold
+        raised = np.maximum(threshold, np.floor((found - CUTOFF_MARGIN) * CUTOFF_STEPS) / CUTOFF_STEPS)
+        cutoffs = np.where(found > threshold, raised, threshold)
+    others = np.ones(len(left), dtype=bool)
+    others[firsts] = False
+    pair_cutoffs = np.repeat(cutoffs, counts)
+    for cutoff in np.unique(pair_cutoffs[others]).tolist():
+        positions = np.flatnonzero(others & (pair_cutoffs == cutoff)).tolist()
+        similarities[positions] = pair_similarities([left[i] for i in positions], [right[i] for i in positions], measure, cutoff, inclusive)
     return similarities
 
 
