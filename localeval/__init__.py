@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from localeval.settings import RunSettings, build_settings
     from localeval.summary import Summary
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 # Each public name and the module that defines it, imported on first use: `import localeval` (and
 # the console script's first frame, localeval.entry) loads none of the dependencies, so a broken
