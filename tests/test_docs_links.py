@@ -157,3 +157,24 @@ def test_the_example_command_is_one_the_cli_accepts(monkeypatch):
             command = command.get_command(click.Context(command), name)
             assert command is not None, f"no command {name!r} in {' '.join(words)}"
         command.make_context(name, rest)
+
+
+# A test named in docs/guarantees.md: `tests/x.py`, `tests/x.py::test_name`, or `::test_name` (in the file named last).
+GUARANTEE_TEST = re.compile(r"`(tests/[\w/]+\.py)?(?:::(\w+))?`")
+
+
+def test_every_test_that_guarantees_md_names_exists():
+    """A promise is only as good as the test it names: a renamed or removed test must not leave
+    guarantees.md pointing at nothing."""
+    missing = []
+    current = None
+    for match in GUARANTEE_TEST.finditer((ROOT / "docs" / "guarantees.md").read_text(encoding="utf-8")):
+        path, name = match.groups()
+        if path:
+            current = ROOT / path
+            if not current.is_file():
+                missing.append(path)
+                continue
+        if name and (current is None or not re.search(rf"^(async )?def {name}\(", current.read_text(encoding="utf-8"), re.M)):
+            missing.append(f"{current and current.relative_to(ROOT)}::{name}")
+    assert not missing, f"docs/guarantees.md names tests that do not exist: {missing}"
