@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localeval.errors import ConfigError
 from localeval.files import read_small_file
@@ -99,3 +99,16 @@ def refuse_rubric_with_verifier(data: Any) -> Any:
     if str(data.get("verifier", "false")).strip().lower() in ("true", "1", "yes", "on"):
         raise ValueError("a rubric replaces the judge's task, and the verifier reads no task: set verifier=false (or leave it unset) with a rubric")
     return data
+
+
+class JudgeTaskParams(BaseModel):
+    """Options of a metric that asks the judge a task a rubric may replace, or the verifier
+    instead: a rubric and `verifier` true together are refused (refuse_rubric_with_verifier)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
+        return refuse_rubric_with_verifier(data)
+

@@ -34,7 +34,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
@@ -45,7 +45,7 @@ from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption
 from localeval.metrics.judging import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
 from localeval.metrics.ranking import average_precision
 from localeval.metrics.recall import verified_windows
-from localeval.rubric import Rubric, refuse_rubric_with_verifier, rubric_validator
+from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import load_verifier
@@ -60,16 +60,7 @@ DEFAULT_THRESHOLD = 0.5
 PROMPT_OVERHEAD = 120  # tokens of instructions and wording around question, answer and paragraph
 
 
-class PrecisionParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
-        """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
-        true a rubric is refused."""
-        return refuse_rubric_with_verifier(data)
-
+class PrecisionParams(JudgeTaskParams):
     against: Literal["reference", "response"] = Field(
         "reference", description="the answer a context must help arrive at: the reference (ragas' LLMContextPrecisionWithReference) or, for samples without one, the response (LLMContextPrecisionWithoutReference)"
     )

@@ -30,7 +30,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
@@ -44,7 +44,7 @@ from localeval.judge.prompts import (
 )
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption, shorten
 from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric, refuse_rubric_with_verifier, rubric_validator
+from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import Verifier, load_verifier
@@ -85,16 +85,7 @@ class Claims(BaseModel):
     claims: list[str] = Field(min_length=1, max_length=MAX_CLAIMS, json_schema_extra={"items": {"type": "string", "maxLength": CLAIM_CHARS}})
 
 
-class RecallParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
-        """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
-        true a rubric is refused."""
-        return refuse_rubric_with_verifier(data)
-
+class RecallParams(JudgeTaskParams):
     statements: Literal["sentences", "claims"] = Field(
         "sentences", description="sentences: pysbd sentences of the text whose statements are checked (context_recall: the reference; faithfulness: the response); claims: the judge decomposes it first"
     )

@@ -59,7 +59,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from localeval.calibration import LogisticModel
 from localeval.evidence import content_words, names, numbers, weighted_words
@@ -75,7 +75,7 @@ from localeval.judge.prompts import (
 )
 from localeval.metrics.base import Metric, Score, ShareOption
 from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric, refuse_rubric_with_verifier, rubric_validator
+from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import load_verifier
@@ -126,16 +126,7 @@ class ShortAnswer(BaseModel):
     answer: str = Field(max_length=ANSWER_CHARS)
 
 
-class RelevanceParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
-        """A rubric replaces the judge's task, which the verifier does not read: with `verifier`
-        true a rubric is refused."""
-        return refuse_rubric_with_verifier(data)
-
+class RelevanceParams(JudgeTaskParams):
     unit: Literal["sentence", "line", "chunk"] = Field(
         "sentence", description="what is counted: pysbd sentences (ragas), lines, or whole retrieved contexts (promptfoo's units)"
     )
