@@ -180,6 +180,17 @@ def fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def use_verifier_file(path: Path) -> None:
+    """Make the metrics read another verifier file: a candidate is measured exactly as the shipped
+    one is, by the metric code, without being installed (load_verifier checks the shipped SHA-256)."""
+    from localeval.metrics import precision, recall, relevance
+    from localeval.verifier import Verifier
+
+    candidate = Verifier(str(path), path.read_bytes())
+    for module in (recall, relevance, precision):
+        module.load_verifier = lambda: candidate  # type: ignore[attr-defined]
+
+
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}")
@@ -190,7 +201,10 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--dump-rows", type=Path, help="write every statement's label and verdict features here (JSON Lines)")
+    parser.add_argument("--verifier-file", type=Path, help="score with this verifier file instead of the shipped one (a retrain, before it ships)")
     args = parser.parse_args(argv)
+    if args.verifier_file:
+        use_verifier_file(args.verifier_file)
     scorer = Scorer(not args.no_verifier, args.model)
     tasks = args.task.split(",")
     design = "judge rule" if args.no_verifier else "verifier"
