@@ -4,7 +4,8 @@
     {"user_input": "...", "retrieved_contexts": [...], "required": ["a sentence", ...]}  # relevance (context_relevance)
     {"retrieved_contexts": [...], "useful": [1, 0, ...]}                                 # usefulness (context_precision)
 
-with an optional "id": the id of a scored sample the row labels (localeval.gold). An attribution
+with an optional "id": the id of a scored sample the row labels (localeval.gold), read as the
+input reader reads an id (3.0, as pandas writes an integer column with gaps, is the id 3). An attribution
 row labels a statement of the reference (context_recall) unless its "metric" says "faithfulness"
 (a statement of the response); both are the same judgement, so `localeval calibrate` fits on both.
 A usefulness row gives each retrieved context, in order, 1 (useful for arriving at the answer)
@@ -23,6 +24,7 @@ from pydantic_core import from_json
 
 from localeval.errors import InputError
 from localeval.io import STDIN, input_name, numbered_lines, open_binary
+from localeval.samples import integral_float_as_int
 
 KINDS = ("statement", "required", "useful")
 STATEMENT_METRICS = ("context_recall", "faithfulness")  # whose statement an attribution row labels (the first: by default)
@@ -86,6 +88,8 @@ def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
     if sum(key in row for key in KINDS) != 1:
         raise InputError(name, number, None, "a labelled row has one of 'statement' and 'label' (attribution), 'required' (relevance) or 'useful' (usefulness)")
     _strings(row, "retrieved_contexts", name, number)
+    if "id" in row:
+        row["id"] = integral_float_as_int(row["id"])  # 3.0 (pandas) is the id 3, as the input reader reads it
     if "id" in row and (isinstance(row["id"], bool) or not isinstance(row["id"], (str, int))):
         raise InputError(name, number, "id", "must be the id of a scored sample (a string or an integer)")
     if not isinstance(row.get("user_input", ""), str):

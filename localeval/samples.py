@@ -79,9 +79,10 @@ _LEGACY_KEYS = frozenset(LEGACY_NAMES) | {LEGACY_LIST_REFERENCE}
 _ID_FIELDS = frozenset({"id", "retrieved_context_ids", "reference_context_ids"})
 
 
-def _integral_float_as_int(value: Any) -> Any:
+def integral_float_as_int(value: Any) -> Any:
     """pandas writes an integer column with gaps as floats (7.0); ragas reads those ids as 7.
-    7.5 stays a float, and is then refused: an id is a string or an integer."""
+    7.5 stays a float, and is then refused: an id is a string or an integer. The labels reader
+    (localeval.labels) reads a row's id the same way, so a label joins the sample it names."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -92,9 +93,9 @@ def _integral_ids(data: dict[str, Any]) -> None:
     for name in _ID_FIELDS:
         value = data.get(name)
         if isinstance(value, list):
-            data[name] = [_integral_float_as_int(item) for item in value]
+            data[name] = [integral_float_as_int(item) for item in value]
         elif value is not None:
-            data[name] = _integral_float_as_int(value)
+            data[name] = integral_float_as_int(value)
 _VALIDATOR = Sample.__pydantic_validator__  # skips model_validate_json's per-call wrapper
 
 

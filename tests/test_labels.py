@@ -1,0 +1,42 @@
+"""A labels file's rows (localeval.labels, localeval.gold): each row labels the sample it names and
+only that sample, read as the input reader reads the samples; a row that says something else about
+its sample than the sample says is left out by line, saying why; human relevance shares count the
+metric's own units; labels the run cannot use are named."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from localeval.cli import cli
+from localeval.gold import read_gold
+from localeval.results import ResultRow
+from localeval.summary import Summary
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _score(*args):
+    return CliRunner().invoke(cli, ["score", *[str(a) for a in args]])
+
+
+# Ids written as floats (pandas).
+
+
+def test_a_label_id_written_as_a_float_is_read_as_the_input_reader_reads_it(tmp_path):
+    contexts = ["Paris is the capital of France."]
+    data = _write(tmp_path / "samples.jsonl", [{"id": 3.0, "user_input": "What is the capital of France?", "retrieved_contexts": contexts, "reference": "Paris is the capital of France."}])
+    labels = _write(tmp_path / "labels.jsonl", [{"id": 3.0, "retrieved_contexts": contexts, "statement": "Paris is the capital of France.", "label": 1}])
+    assert read_gold(str(labels)).scores == {"3": {"context_recall": 1.0}}
+    summary = tmp_path / "s.json"
+    result = _score(data, "-m", "context_recall", "--verifier", "--labels", labels, "--summary-json", summary)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(summary.read_text())
+    assert figures["labels"]["matched"] == 1 and figures["metrics"]["context_recall"]["ppi"]["labelled"] == 1
+    fractional = _write(tmp_path / "fractional.jsonl", [{"id": 3.5, "retrieved_contexts": contexts, "statement": "s", "label": 1}])
+    refused = _score(data, "-m", "context_recall", "--verifier", "--labels", fractional)
+    assert refused.exit_code == 2 and f"{fractional}:1: field 'id'" in refused.output
