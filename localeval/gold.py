@@ -4,7 +4,8 @@ The file is `localeval calibrate`'s (localeval.labels). Attribution rows (`state
 `label`) give context_recall (or, with `"metric": "faithfulness"`, faithfulness) the share of
 the sample's labelled statements that are attributed; a usefulness row (`useful`) gives
 context_precision the average precision of its labels; a relevance row (`required`) gives
-context_relevance the share of its context's units that are required, counted in the metric's
+context_relevance the share of its context's units that are required (a line, when it holds a
+required sentence or a part of one, by position), counted in the metric's
 own units and language (its `unit` and `language` options: the human figure and the metric's
 are on one scale), [] being 0, "insufficient information". A relevance row whose required
 sentences are not in its contexts is left out by line, as `calibrate` leaves it out. Rows
@@ -15,6 +16,7 @@ sample and sets these beside the metric's own scores for a prediction-powered es
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,22 +70,62 @@ class Gold:
     left_out: list[str] = field(default_factory=list)
 
 
-def _lines(context: str) -> list[str]:
-    return [line.strip() for line in context.splitlines() if line.strip()]
+def _line_spans(context: str) -> list[tuple[int, int]]:
+    """Where each non-blank line of `context` stands (its stripped text), as the metric's line units."""
+    spans, start = [], 0
+    for line in context.splitlines(keepends=True):
+        text = line.strip()
+        if text:
+            offset = start + line.index(text)
+            spans.append((offset, offset + len(text)))
+        start += len(line)
+    return spans
+
+
+def _sentence_spans(context: str, sentences: list[str]) -> list[tuple[int, int] | None]:
+    """Where each of the context's sentences (in order) stands in it; the splitter may have changed
+    the whitespace inside a sentence, so a sentence is found as its words with any whitespace between
+    them, from where the one before it ended. None for one that cannot be found there (a line
+that holds it then counts)."""
+    spans: list[tuple[int, int] | None] = []
+    cursor = 0
+    for sentence in sentences:
+        found = re.compile(r"\s+".join(re.escape(word) for word in sentence.split())).search(context, cursor)
+        if found is None:
+            spans.append(None)
+            continue
+        spans.append(found.span())
+        cursor = found.end()
+    return spans
+
+
+def _required_lines(contexts: list[str], labelled: RequiredSentences) -> int:
+    """The lines that hold a required sentence or a part of one, found by where they stand: a
+    line whose text merely occurs inside a required sentence ("Dresden", "1901" above the
+    sentence) is another line, and not required."""
+    required = 0
+    for index, context in enumerate(contexts):
+        ours = [i for i, c in enumerate(labelled.contexts) if c == index]
+        spans = _sentence_spans(context, [labelled.sentences[i] for i in ours])
+        wanted = [span for i, span in zip(ours, spans) if i in labelled.required and span is not None]
+        unplaced = [labelled.sentences[i] for i, span in zip(ours, spans) if i in labelled.required and span is None]
+        required += sum(
+            1 for start, end in _line_spans(context)
+            if any(start < stop and begin < end for begin, stop in wanted) or any(sentence in context[start:end] for sentence in unplaced)
+        )
+    return required
 
 
 def _relevance_share(row: dict[str, Any], labelled: RequiredSentences, units: RelevanceUnits) -> float:
     """Required units / units, in the metric's unit: a chunk (a retrieved context) is required
-    when one of its sentences is; a line when it holds a required sentence or is part of one."""
+    when one of its sentences is; a line when it holds a required sentence or a part of one."""
     contexts: list[str] = row["retrieved_contexts"]
     if units.unit == "chunk":
         total = sum(1 for context in contexts if context.strip())
         required = len({labelled.contexts[i] for i in labelled.required})
     elif units.unit == "line":
-        wanted = [labelled.sentences[i] for i in labelled.required]
-        lines = [line for context in contexts for line in _lines(context)]
-        total = len(lines)
-        required = sum(1 for line in lines if any(line in sentence or sentence in line for sentence in wanted))
+        total = sum(len(_line_spans(context)) for context in contexts)
+        required = _required_lines(contexts, labelled)
     else:
         total, required = len(labelled.sentences), len(labelled.required)
     return required / total if total else 0.0

@@ -11,8 +11,6 @@ from click.testing import CliRunner
 
 from localeval.cli import cli
 from localeval.gold import read_gold
-from localeval.results import ResultRow
-from localeval.summary import Summary
 
 
 def _write(path, rows):
@@ -40,3 +38,25 @@ def test_a_label_id_written_as_a_float_is_read_as_the_input_reader_reads_it(tmp_
     fractional = _write(tmp_path / "fractional.jsonl", [{"id": 3.5, "retrieved_contexts": contexts, "statement": "s", "label": 1}])
     refused = _score(data, "-m", "context_recall", "--verifier", "--labels", fractional)
     assert refused.exit_code == 2 and f"{fractional}:1: field 'id'" in refused.output
+
+
+# Relevance labels in lines.
+
+BREADCRUMBS = "Home\nGermany\nDresden\n1901\nArt\nThe Dresden Secession was founded in Dresden in 1901 by painters.\nNews\nContact\nImprint"
+
+
+def _relevance(tmp_path, contexts, required):
+    return _write(tmp_path / "relevance.jsonl", [{"id": "q1", "user_input": "When was the Dresden Secession founded?", "retrieved_contexts": contexts, "required": required}])
+
+
+def test_line_unit_relevance_labels_count_the_lines_that_hold_a_required_sentence_not_lines_inside_one(tmp_path):
+    from localeval.gold import RelevanceUnits
+
+    labels = _relevance(tmp_path, [BREADCRUMBS], ["The Dresden Secession was founded in Dresden in 1901 by painters."])
+    assert read_gold(str(labels), RelevanceUnits("line")).scores["q1"]["context_relevance"] == 1 / 9  # not 3/9: the lines "Dresden" and "1901" only occur inside it
+    # a sentence the splitter cut at a line break: both of its lines hold a part of it
+    wrapped = _relevance(tmp_path, ["Dresden\nThe Dresden Secession was founded\nin Dresden in 1901 by painters.\nNews"], ["The Dresden Secession was founded in Dresden in 1901 by painters."])
+    assert read_gold(str(wrapped), RelevanceUnits("line")).scores["q1"]["context_relevance"] == 2 / 4
+    # two sentences on one line: the line counts once
+    shared = _relevance(tmp_path, ["Dresden\nIt was founded in 1901. It closed in 1969.\nNews"], ["It was founded in 1901."])
+    assert read_gold(str(shared), RelevanceUnits("line")).scores["q1"]["context_relevance"] == 1 / 3
