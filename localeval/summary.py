@@ -333,7 +333,8 @@ class Summary:
 
     def _labels_dict(self) -> dict[str, Any] | None:
         """How the labels file joined the samples: ids joined to one sample, ids no sample has,
-        ids two samples have (used for neither), and the rows left out of it by line."""
+        ids two samples have (used for neither), the rows left out of it by line, and the metrics
+        it labels that this run does not score (their labels are not used)."""
         if self.gold is None:
             return None
         ambiguous = sorted(self._ambiguous)
@@ -346,6 +347,7 @@ class Summary:
             "ambiguous": len(ambiguous),
             "ambiguous_ids": ambiguous[:20],
             "left_out": list(self.gold.left_out),
+            "unused_metrics": sorted(self._labelled_metrics - set(self._tallies)),
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from localeval.cli import cli
 from localeval.gold import read_gold
+from localeval.summary import Summary
 
 
 def _write(path, rows):
@@ -60,3 +61,23 @@ def test_line_unit_relevance_labels_count_the_lines_that_hold_a_required_sentenc
     # two sentences on one line: the line counts once
     shared = _relevance(tmp_path, ["Dresden\nIt was founded in 1901. It closed in 1969.\nNews"], ["It was founded in 1901."])
     assert read_gold(str(shared), RelevanceUnits("line")).scores["q1"]["context_relevance"] == 1 / 3
+
+
+# Labels the run cannot use.
+
+
+def test_labels_for_a_metric_the_run_does_not_score_are_named_as_unused(tmp_path):
+    samples = [{"id": f"s{i}", "retrieved_contexts": ["a", "b"], "retrieved_context_ids": ["a"], "reference_context_ids": ["a"]} for i in range(3)]
+    data = _write(tmp_path / "samples.jsonl", samples)
+    labels = _write(tmp_path / "labels.jsonl", [
+        {"id": "s0", "retrieved_contexts": ["a", "b"], "useful": [1, 0]},
+        {"id": "s1", "retrieved_contexts": ["a", "b"], "statement": "a", "label": 1, "metric": "faithfulness"},
+    ])
+    summary, markdown = tmp_path / "s.json", tmp_path / "s.md"
+    result = _score(data, "-m", "id_context_recall", "--labels", labels, "--summary-json", summary, "--markdown", markdown)
+    assert result.exit_code == 0, result.output
+    assert json.loads(summary.read_text())["labels"]["unused_metrics"] == ["context_precision", "faithfulness"]
+    for text in (result.output, markdown.read_text()):
+        assert "the labels for context_precision, faithfulness are not used: this run does not score them" in text
+    used = Summary(["context_precision", "faithfulness"], gold=read_gold(str(labels)))
+    assert used.to_dict()["labels"]["unused_metrics"] == []

@@ -97,7 +97,8 @@ def _ppi_note(name: str, m: Any, ppi: Any) -> str:
 def uncertainty_notes(summary: Any) -> list[str]:
     """One line per metric with labelled samples: the prediction-powered mean and interval, how
     many labels it rests on and how much the metric helped; then how the labels joined (ids
-    matching no sample, ids matching several, rows left out, a file with no id at all)."""
+    matching no sample, ids matching several, labels for metrics the run does not score, rows left
+    out, a file with no id at all)."""
     notes = [_ppi_note(name, m, m["ppi"]) for name, m in summary["metrics"].items() if m.get("ppi") is not None]
     labels = summary.get("labels")
     if labels:
@@ -108,6 +109,9 @@ def uncertainty_notes(summary: Any) -> list[str]:
         if labels.get("ambiguous"):
             shown = ", ".join(repr(i) for i in labels.get("ambiguous_ids", []))
             notes.append(f"{labels['ambiguous']} labelled id(s) name more than one sample (a repeated id, or an id equal to an id-less sample's line number), so they label none: {shown}")
+        unused = labels.get("unused_metrics") or []
+        if unused:
+            notes.append(f"the labels for {', '.join(unused)} are not used: this run does not score {'it' if len(unused) == 1 else 'them'} (select {'it' if len(unused) == 1 else 'them'} with -m to measure {'its' if len(unused) == 1 else 'their'} bias)")
         left_out = labels.get("left_out") or []
         notes += [f"labels: {problem}" for problem in left_out[:MAX_LISTED]]
         if len(left_out) > MAX_LISTED:
