@@ -27,7 +27,7 @@ from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
-from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
+from localeval.gold import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import PLUGIN_ERRORS, calibration_tasks, list_metrics, shadowing_plugins
@@ -300,6 +300,9 @@ def _report_labels(results_path: Path, labels_path: str | None) -> Gold | None:
     metrics = run.get("metrics")
     options = metrics.get(RELEVANCE) if isinstance(metrics, dict) else None
     gold = read_gold(labels_path, relevance_units(options, f"{results_path}: the run header"))
+    unchecked = check_recorded_input(gold, run)
+    if unchecked is not None:
+        click.echo(f"localeval: {plain(unchecked)}", err=True)
     if recorded and recorded.get("sha256") != gold.sha256:
         click.echo(f"localeval: {labels_path} is not the labels file the run was scored with ({plain(str(recorded.get('path')))}, another SHA-256)", err=True)
     return gold

@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from localeval.errors import ConfigError, InputError
 from localeval.files import file_sha256
-from localeval.io import input_name
+from localeval.io import STDIN, Record, input_name, read_records
+from localeval.label_check import PRECISION, LabelRow, disagreement
 from localeval.labels import STATEMENT_METRICS, LeftOut, RequiredSentences, read_labels, required_sentences
 from localeval.metrics.ranking import average_precision
+from localeval.samples import Sample
 
 RELEVANCE = "context_relevance"
-PRECISION = "context_precision"
 
 
 @dataclass(frozen=True)
@@ -60,14 +63,58 @@ def relevance_units(options: Any, where: str) -> RelevanceUnits:
 
 @dataclass
 class Gold:
-    """Human scores by sample id (a string: results compare ids as strings) and metric; the file
-    they came from; how many rows named a sample; and the rows left out, by line."""
+    """Human scores by sample id (a string: results compare ids as strings) and metric, from the
+    rows (by id) that describe their sample; the file they came from; how many rows named a
+    sample; and the rows left out, by line.
 
-    scores: dict[str, dict[str, float]]
+    `check` each sample a label names before its scores are joined: a row that says something
+    else about its sample than the sample says (localeval.label_check) is left out, by line."""
+
+    rows: dict[str, list[LabelRow]]
     path: str
     sha256: str | None
     rows_with_id: int
     left_out: list[str] = field(default_factory=list)
+    scores: dict[str, dict[str, float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scores = _scores(self.rows)
+
+    def check(self, sample: Sample, line: int) -> None:
+        """Leave out the rows for this sample's id (its `id`, else its `line`) that do not describe it."""
+        key = str(sample.id if sample.id is not None else line)
+        rows = self.rows.get(key)
+        if not rows:
+            return
+        kept = []
+        for row in rows:
+            problem = disagreement(row, sample)
+            if problem is None:
+                kept.append(row)
+            else:
+                self.left_out.append(f"{input_name(self.path)}:{row.line}: field '{problem[0]}': {problem[1]} (sample {key!r}, input line {line}); the row is left out")
+        if len(kept) < len(rows):
+            self.rows[key] = kept
+            self.scores = _scores(self.rows)
+
+    def check_records(self, records: Iterable[Record]) -> None:
+        """`check` every readable sample of `records` (a second reading of the input)."""
+        for record in records:
+            if record.sample is not None:
+                self.check(record.sample, record.line)
+
+
+def _scores(rows: dict[str, list[LabelRow]]) -> dict[str, dict[str, float]]:
+    """Each id's human score per metric: the share of its attribution labels that are 1, or its
+    one usefulness or relevance row's figure."""
+    scores: dict[str, dict[str, float]] = {}
+    for sample, labelled in rows.items():
+        by_metric: dict[str, list[float]] = defaultdict(list)
+        for row in labelled:
+            by_metric[row.metric].append(row.value)
+        if by_metric:
+            scores[sample] = {metric: sum(values) / len(values) for metric, values in by_metric.items()}
+    return scores
 
 
 def _line_spans(context: str) -> list[tuple[int, int]]:
@@ -136,8 +183,7 @@ def read_gold(path: str, relevance: RelevanceUnits | None = None) -> Gold:
     unit and language (its defaults when it is not selected: its scores are then not used)."""
     units = relevance or RelevanceUnits()
     name = input_name(path)
-    attributed: dict[tuple[str, str], list[int]] = defaultdict(list)
-    gold: dict[str, dict[str, float]] = defaultdict(dict)
+    rows: dict[str, list[LabelRow]] = defaultdict(list)
     left_out: list[str] = []
     with_id = 0
     for number, row in read_labels(path):
@@ -145,21 +191,36 @@ def read_gold(path: str, relevance: RelevanceUnits | None = None) -> Gold:
             continue
         with_id += 1
         sample = str(row["id"])
+        contexts = tuple(row["retrieved_contexts"])
         if "required" in row:
-            if RELEVANCE in gold[sample]:
+            if any(r.metric == RELEVANCE for r in rows[sample]):
                 raise InputError(name, number, "id", f"sample {sample!r} has a relevance row already")
             try:
                 labelled = required_sentences(row, name, number, units.language)
             except LeftOut as problem:
                 left_out.append(str(problem))
                 continue
-            gold[sample][RELEVANCE] = _relevance_share(row, labelled, units)
+            rows[sample].append(LabelRow(number, RELEVANCE, _relevance_share(row, labelled, units), contexts))
         elif "useful" in row:
-            if PRECISION in gold[sample]:
+            if any(r.metric == PRECISION for r in rows[sample]):
                 raise InputError(name, number, "id", f"sample {sample!r} has a usefulness row already")
-            gold[sample][PRECISION] = average_precision([bool(v) for v in row["useful"]])
+            rows[sample].append(LabelRow(number, PRECISION, average_precision([bool(v) for v in row["useful"]]), contexts))
         else:
-            attributed[(sample, row.get("metric", STATEMENT_METRICS[0]))].append(int(row["label"]))
-    for (sample, metric), labels in attributed.items():
-        gold[sample][metric] = sum(labels) / len(labels)
-    return Gold({sample: dict(scores) for sample, scores in gold.items() if scores}, path, file_sha256(path), with_id, left_out)
+            rows[sample].append(LabelRow(number, row.get("metric", STATEMENT_METRICS[0]), float(row["label"]), contexts, row["statement"]))
+    return Gold({sample: labelled for sample, labelled in rows.items() if labelled}, path, file_sha256(path), with_id, left_out)
+
+
+def check_recorded_input(gold: Gold, run: dict[str, Any]) -> str | None:
+    """`report --labels`: check the labels against the samples of the input a results header
+    records (`run`, untrusted), when that file is here as it was scored (its SHA-256); else a
+    notice that they are not checked, and why."""
+    recorded, field_map = run.get("input"), run.get("map")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    field_map = field_map if isinstance(field_map, dict) else {}
+    path, sha256 = recorded.get("path"), recorded.get("sha256")
+    if not isinstance(path, str) or not isinstance(sha256, str) or path == STDIN or not Path(path).is_file():
+        return f"the labels are not checked against the samples they name: the run's input {path!r} is not a file here"
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in field_map.items()) or file_sha256(path) != sha256:
+        return f"the labels are not checked against the samples they name: {path} is not the input the run scored (another SHA-256)"
+    gold.check_records(read_records(path, field_map=field_map))
+    return None

@@ -12,7 +12,9 @@ A usefulness row gives each retrieved context, in order, 1 (useful for arriving 
 or 0; it labels a scored sample only (no usefulness calibration is fitted). Every line is
 checked before anything is done with the file, and a problem names its file, line and field.
 A relevance row whose `required` names a sentence its contexts do not have is left out, by
-line, with a notice, by `calibrate` and `score --labels` alike (`required_sentences`).
+line, with a notice, by `calibrate` and `score --labels` alike (`required_sentences`); a row
+with an id that does not describe the sample it names is left out by `score --labels`
+(localeval.label_check).
 """
 
 from __future__ import annotations

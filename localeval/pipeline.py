@@ -142,8 +142,13 @@ class _InputHash:
     size: int
 
 
+def _rereadable(settings: RunSettings) -> bool:
+    """The input is a regular file: it can be hashed, and read again (standard input and a pipe give their lines once)."""
+    return settings.input != STDIO and Path(settings.input).is_file()
+
+
 def _input_hash(settings: RunSettings) -> _InputHash | None:
-    if settings.input == STDIO or not Path(settings.input).is_file():
+    if not _rereadable(settings):
         return None
     digest = hashlib.sha256()
     size = 0
@@ -293,10 +298,13 @@ def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -
 class _LocalSource:
     """Rows scored in this process: the input read line by line, the judge loaded here."""
 
-    def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, on_message: Callable[[str], None] | None) -> None:
+    def __init__(self, settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, on_message: Callable[[str], None] | None, gold: Gold | None) -> None:
         self.settings = settings
         self.metrics = metrics
         self.on_message = on_message
+        # Labels are checked against the samples they name by a second reading of the input before
+        # the run (_run); an input read once is checked as it is read, each sample before its row.
+        self.gold = gold if not _rereadable(settings) else None
         self.owned = judge is None and any(m.uses_judge() for m in metrics)
         self.judge = judge
         if judge is not None and settings.calibration is not None:
@@ -314,9 +322,12 @@ class _LocalSource:
 
     def _noticed(self, records: Iterator[Record]) -> Iterator[Record]:
         """The records, passing the first line's notice (a --map that replaced a field) to
-        `on_message`, once: every such line is read the same way."""
+        `on_message`, once: every such line is read the same way; each sample a label names is
+        checked against its labels here when the input cannot be read twice."""
         told = self.on_message is None
         for record in records:
+            if self.gold is not None and record.sample is not None:
+                self.gold.check(record.sample, record.line)
             if record.notice is not None and not told and self.on_message is not None:
                 self.on_message(f"{record.notice}; said once, every such line is read the same way")
                 told = True
@@ -327,10 +338,10 @@ class _LocalSource:
             self.judge.close()
 
 
-def _open_source(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, on_message: Callable[[str], None] | None) -> Any:
-    """Where the rows come from: this process, or a Ray cluster (--ray)."""
+def _open_source(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: Judge | None, on_message: Callable[[str], None] | None, gold: Gold | None) -> Any:
+    """Where the rows come from: this process, or a Ray cluster (--ray: it reads a file)."""
     if settings.ray is None:
-        return _LocalSource(settings, metrics, judge, on_message)
+        return _LocalSource(settings, metrics, judge, on_message, gold)
     if judge is not None or settings.judge_url:
         raise ConfigError("--ray loads the judge on every worker from --model; it takes neither a loaded judge nor --judge-url")
     from localeval.distributed import RayScorer
@@ -382,7 +393,7 @@ def _score_file(
         [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
         gate_on=settings.threshold_on, gold=read_labels_for(settings.labels, metrics) if settings.labels is not None else None,
     )
-    source = _open_source(settings, metrics, judge, on_message)
+    source = _open_source(settings, metrics, judge, on_message, summary.gold)
     try:
         return _run(settings, metrics, summary, source, stdout, on_start, on_row, on_message)
     finally:
@@ -403,6 +414,8 @@ def _run(
     provenance = describe_run(settings, metrics, source.describe_judge(), hashed.sha256 if hashed is not None else None)
     if summary.gold is not None:  # not part of a resume's identity: labels change the summary, never a score
         provenance["labels"] = {"path": summary.gold.path, "sha256": summary.gold.sha256}
+        if hashed is not None:  # each label against the sample it names, before any row joins it (resumed rows too)
+            summary.gold.check_records(read_records(settings.input, field_map=settings.map, limit=hashed.size))
     results_file = settings.output if settings.output and is_regular_or_new(settings.output) else None
     written = 0
     done = _DoneLines()

@@ -219,10 +219,9 @@ class Summary:
         self.min_mean = min_mean
         self.gate_on = check_gate_on(gate_on)
         self.gold = gold
-        self._labelled_metrics = {metric for scores in gold.scores.values() for metric in scores} if gold is not None else set()
         self._joined: dict[str, int] = {}  # labelled id -> the line of the one sample it joined
         self._ambiguous: set[str] = set()  # labelled ids that more than one sample has: used for none
-        self._pairs: dict[str, dict[str, tuple[float, float]]] = {}  # labelled id -> metric -> (metric's score, human's)
+        self._pairs: dict[str, dict[str, float]] = {}  # labelled id -> metric -> the metric's score (the human's: gold.scores, read at the end)
         self.samples = 0
         self.input_errors = 0
         self._tallies = {name: _MetricTally() for name in metric_names}
@@ -270,8 +269,8 @@ class Summary:
             value = row.scores[name]
             assert value is not None  # PASS or FAIL: a number
             tally.scores.add(value)
-            if human is not None and name in human:
-                self._pairs.setdefault(str(row.id), {})[name] = (value, human[name])
+            if human is not None:
+                self._pairs.setdefault(str(row.id), {})[name] = value
             if name in self.thresholds:
                 if outcome is Outcome.PASS:
                     tally.passed += 1
@@ -281,9 +280,17 @@ class Summary:
     def distribution(self, name: str) -> ScoreDistribution:
         return self._tallies[name].scores
 
+    @property
+    def _labelled_metrics(self) -> set[str]:
+        return {metric for scores in self.gold.scores.values() for metric in scores} if self.gold is not None else set()
+
     def _ppi(self, name: str) -> dict[str, Any]:
+        """The prediction-powered figures of `name`, pairing each joined sample's score with the
+        human score its labels give now: a row left out after its sample joined (from standard input,
+        a later sample with the same id may disagree with it) is not used."""
         scores = self._tallies[name].scores
-        pairs = [by_metric[name] for by_metric in self._pairs.values() if name in by_metric]
+        human = self.gold.scores if self.gold is not None else {}
+        pairs = [(by_metric[name], human[key][name]) for key, by_metric in self._pairs.items() if name in by_metric and name in human.get(key, {})]
         return prediction_powered(scores.count, scores.mean(), scores.variance(), pairs)
 
     def _gate(self, name: str) -> _Gate:
@@ -342,8 +349,8 @@ class Summary:
             "file": self.gold.path,
             "sha256": self.gold.sha256,
             "rows_with_id": self.gold.rows_with_id,
-            "matched": len(self._joined) - len(ambiguous),
-            "unmatched": len(self.gold.scores) - len(self._joined),
+            "matched": sum(1 for key in self._joined if key in self.gold.scores and key not in self._ambiguous),
+            "unmatched": sum(1 for key in self.gold.scores if key not in self._joined),
             "ambiguous": len(ambiguous),
             "ambiguous_ids": ambiguous[:20],
             "left_out": list(self.gold.left_out),

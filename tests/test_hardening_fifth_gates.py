@@ -39,10 +39,11 @@ def _samples(tmp_path, scores, ids=None, name="samples.jsonl"):
     return path
 
 
-def _statement_labels(tmp_path, labels, name="labels.jsonl"):
-    """Attribution label rows: (sample id, 0/1) -> one statement each (context_recall's human score)."""
+def _statement_labels(tmp_path, labels, name="labels.jsonl", contexts=("c",)):
+    """Attribution label rows: (sample id, 0/1) -> one statement each (context_recall's human score),
+    each showing `contexts`: the retrieved contexts of the sample it labels."""
     path = tmp_path / name
-    path.write_text("".join(json.dumps({"id": i, "retrieved_contexts": ["c"], "statement": f"s{n}", "label": y}) + "\n" for n, (i, y) in enumerate(labels)))
+    path.write_text("".join(json.dumps({"id": i, "retrieved_contexts": list(contexts), "statement": f"s{n}", "label": y}) + "\n" for n, (i, y) in enumerate(labels)))
     return path
 
 
@@ -191,7 +192,7 @@ def test_a_metric_that_tracks_the_labels_narrows_the_interval():
 
 def test_two_labels_never_pass_a_gate_and_the_output_says_how_many_labels_there_are(tmp_path):
     labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps({"id": f"s{i}", "retrieved_contexts": ["c"], "statement": "s", "label": 1}) + "\n" for i in range(2)))
+    labels.write_text("".join(json.dumps({"id": f"s{i}", "retrieved_contexts": ["Paris is in France."], "statement": "s", "label": 1}) + "\n" for i in range(2)))
     summary = tmp_path / "s.json"
     args = ["-m", "context_recall", "--verifier", "--labels", labels, "--summary-json", summary, "--min-mean", "context_recall=0.95", "--threshold-on", "pass-if-confidently-above"]
     contexts = tmp_path / "contexts.jsonl"
@@ -209,7 +210,7 @@ def test_every_format_says_how_many_labels_the_figure_rests_on_and_how_much_the_
     contexts = tmp_path / "contexts.jsonl"
     rows = [{"id": f"s{i}", "user_input": "What is the capital?", "retrieved_contexts": ["Paris is the capital of France."], "reference": "Paris is the capital of France." if i % 2 else "Berlin has a zoo."} for i in range(30)]
     contexts.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    labels = _statement_labels(tmp_path, [(f"s{i}", i % 2) for i in range(12)])
+    labels = _statement_labels(tmp_path, [(f"s{i}", i % 2) for i in range(12)], contexts=["Paris is the capital of France."])
     out = {kind: tmp_path / f"out.{kind}" for kind in ("json", "xml", "md")}
     results, page = tmp_path / "r.jsonl", tmp_path / "r.html"
     result = _score(contexts, "-m", "context_recall", "--verifier", "--labels", labels, "-o", results, "--summary-json", out["json"], "--junit-xml", out["xml"], "--markdown", out["md"])
@@ -227,7 +228,7 @@ def test_every_format_says_how_many_labels_the_figure_rests_on_and_how_much_the_
     assert "resting on 12 labelled samples" in page.read_text()
     unlabelled = CliRunner().invoke(cli, ["report", str(results), "-o", str(page)])
     assert unlabelled.exit_code == 0 and "was scored with --labels" in unlabelled.output and "pass --labels FILE" in unlabelled.output
-    other = _statement_labels(tmp_path, [(f"s{i}", 1) for i in range(12)], name="other.jsonl")
+    other = _statement_labels(tmp_path, [(f"s{i}", 1) for i in range(12)], name="other.jsonl", contexts=["Paris is the capital of France."])
     mismatched = CliRunner().invoke(cli, ["report", str(results), "-o", str(page), "--labels", str(other)])
     assert mismatched.exit_code == 0 and "is not the labels file the run was scored with" in mismatched.output
 
@@ -235,7 +236,7 @@ def test_every_format_says_how_many_labels_the_figure_rests_on_and_how_much_the_
 def test_the_markdown_gate_cell_names_the_prediction_powered_bound_it_read(tmp_path):
     contexts = tmp_path / "contexts.jsonl"
     contexts.write_text("".join(json.dumps({"id": f"s{i}", "user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."], "reference": "Paris is in France."}) + "\n" for i in range(12)))
-    labels = _statement_labels(tmp_path, [(f"s{i}", 1) for i in range(10)])
+    labels = _statement_labels(tmp_path, [(f"s{i}", 1) for i in range(10)], contexts=["Paris is in France."])
     markdown = tmp_path / "s.md"
     result = _score(contexts, "-m", "context_recall", "--verifier", "--labels", labels, "--min-mean", "context_recall=0.5", "--threshold-on", "fail-if-confidently-below", "--markdown", markdown)
     assert "prediction-powered upper 95% bound" in result.output
@@ -299,7 +300,7 @@ def test_a_label_with_id_3_does_not_match_both_the_sample_with_id_3_and_the_id_l
     sample = {"user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."], "reference": "Paris is in France."}
     rows = [{"id": "3", **sample}, {"id": "two", **sample}, sample]  # line 3, no id: its id is 3
     contexts.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    labels = _statement_labels(tmp_path, [(3, 1)])
+    labels = _statement_labels(tmp_path, [(3, 1)], contexts=["Paris is in France."])
     summary = tmp_path / "s.json"
     result = _score(contexts, "-m", "context_recall", "--verifier", "--labels", labels, "--summary-json", summary)
     assert result.exit_code == 0, result.output

@@ -81,3 +81,63 @@ def test_labels_for_a_metric_the_run_does_not_score_are_named_as_unused(tmp_path
         assert "the labels for context_precision, faithfulness are not used: this run does not score them" in text
     used = Summary(["context_precision", "faithfulness"], gold=read_gold(str(labels)))
     assert used.to_dict()["labels"]["unused_metrics"] == []
+
+
+# A row describes the sample it names, or it is left out.
+
+TOWERS = ["The Eiffel Tower is in Paris.", "The tower was finished in 1889.", "Berlin has a television tower."]
+EIFFEL = {"user_input": "Where is the Eiffel Tower?", "retrieved_contexts": TOWERS, "reference": "The Eiffel Tower is in Paris.", "response": "It stands in Rome."}
+
+
+def test_a_usefulness_row_whose_contexts_differ_from_the_samples_in_content_or_order_is_left_out_by_line(tmp_path):
+    data = _write(tmp_path / "samples.jsonl", [{"id": f"s{i}", **EIFFEL} for i in range(3)])
+    labels = _write(tmp_path / "labels.jsonl", [
+        {"id": "s0", "retrieved_contexts": TOWERS, "useful": [1, 0, 0]},  # the sample's contexts: used
+        {"id": "s1", "retrieved_contexts": TOWERS[::-1], "useful": [0, 0, 1]},  # the same contexts, reversed: ranks differ
+        {"id": "s2", "retrieved_contexts": [TOWERS[0], "Rome is in Italy.", TOWERS[2]], "useful": [1, 0, 0]},  # another context
+    ])
+    summary = tmp_path / "s.json"
+    for source, given in ((data, None), ("-", data.read_text())):  # a file is read twice; standard input is checked as it is read
+        result = CliRunner().invoke(cli, ["score", str(source), "-m", "context_precision", "--verifier", "--labels", str(labels), "--summary-json", str(summary)], input=given)
+        assert result.exit_code == 0, result.output
+        figures = json.loads(summary.read_text())
+        ppi = figures["metrics"]["context_precision"]["ppi"]
+        assert ppi["labelled"] == 1 and ppi["human_mean"] == 1.0
+        assert figures["labels"]["left_out"] == [
+            f"{labels}:2: field 'retrieved_contexts': the sample's retrieved contexts in another order (a usefulness label belongs to a rank) (sample 's1', input line 2); the row is left out",
+            f"{labels}:3: field 'retrieved_contexts': retrieved context 2 is not the sample's (sample 's2', input line 3); the row is left out",
+        ]
+        assert "labels: " in result.output and ":2: field 'retrieved_contexts'" in result.output
+
+
+def test_an_attribution_row_must_show_its_samples_contexts_and_label_a_statement_of_the_metrics_own_text(tmp_path):
+    data = _write(tmp_path / "samples.jsonl", [{"id": f"s{i}", **EIFFEL} for i in range(4)])
+    labels = _write(tmp_path / "labels.jsonl", [
+        {"id": "s0", "retrieved_contexts": TOWERS[::-1], "statement": "The Eiffel Tower is in Paris.", "label": 1},  # any order: used
+        {"id": "s1", "retrieved_contexts": TOWERS, "statement": "It stands in Rome.", "label": 0},  # the response's: no "metric"
+        {"id": "s2", "retrieved_contexts": TOWERS, "statement": "It stands in Rome.", "label": 0, "metric": "faithfulness"},  # used
+        {"id": "s3", "retrieved_contexts": TOWERS[:2], "statement": "The Eiffel Tower is in Paris.", "label": 1},  # a context short
+    ])
+    summary = tmp_path / "s.json"
+    result = _score(data, "-m", "context_recall", "-m", "faithfulness", "--verifier", "--labels", labels, "--summary-json", summary)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(summary.read_text())
+    recall, faithfulness = (figures["metrics"][name]["ppi"] for name in ("context_recall", "faithfulness"))
+    assert (recall["labelled"], recall["human_mean"]) == (1, 1.0)  # s1's 0 does not correct context_recall
+    assert (faithfulness["labelled"], faithfulness["human_mean"]) == (1, 0.0)
+    assert figures["labels"]["left_out"] == [
+        f"{labels}:2: field 'metric': the statement is in the sample's response, not its reference: a faithfulness label needs \"metric\": \"faithfulness\" (sample 's1', input line 2); the row is left out",
+        f"{labels}:4: field 'retrieved_contexts': 2 retrieved contexts where the sample has 3 (sample 's3', input line 4); the row is left out",
+    ]
+
+
+def test_report_checks_labels_against_the_input_the_run_scored_or_says_it_cannot(tmp_path):
+    data = _write(tmp_path / "samples.jsonl", [{"id": "s0", **EIFFEL}])
+    labels = _write(tmp_path / "labels.jsonl", [{"id": "s0", "retrieved_contexts": TOWERS[::-1], "useful": [0, 0, 1]}])
+    results, page = tmp_path / "r.jsonl", tmp_path / "r.html"
+    assert _score(data, "-m", "context_precision", "--verifier", "-o", results).exit_code == 0
+    reported = CliRunner().invoke(cli, ["report", str(results), "-o", str(page), "--labels", str(labels)])
+    assert reported.exit_code == 0 and f"{labels}:1: field &#x27;retrieved_contexts&#x27;" in page.read_text()
+    data.write_text(data.read_text().replace("Rome", "Paris"))  # the input changed since the run
+    changed = CliRunner().invoke(cli, ["report", str(results), "-o", str(page), "--labels", str(labels)])
+    assert changed.exit_code == 0 and "the labels are not checked against the samples they name" in changed.output

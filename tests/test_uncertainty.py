@@ -42,6 +42,12 @@ def test_the_table_shows_the_interval_and_warns_when_a_gate_sits_inside_it():
     assert "0.522-0.718" in table and "within the mean's 95% interval" in table
 
 
+def _example_contexts():
+    """The retrieved contexts of examples/rag_samples.jsonl, by id."""
+    rows = [json.loads(line) for line in (ROOT / "examples" / "rag_samples.jsonl").read_text().splitlines() if line.strip()]
+    return {row["id"]: row["retrieved_contexts"] for row in rows}
+
+
 def test_the_prediction_powered_mean_corrects_the_metric_by_the_labelled_residuals():
     from localeval.ppi import prediction_powered
 
@@ -90,11 +96,12 @@ def test_every_summary_format_shows_the_standard_error_and_interval_and_the_labe
     examples = tmp_path / "samples.jsonl"
     shutil.copy(ROOT / "examples" / "rag_samples.jsonl", examples)
     labels = tmp_path / "labels.jsonl"
+    contexts = _example_contexts()  # a label row shows the contexts of the sample it labels
     rows = [
-        {"id": "eiffel", "retrieved_contexts": ["c"], "statement": "s1", "label": 1},
-        {"id": "eiffel", "retrieved_contexts": ["c"], "statement": "s2", "label": 1},
-        {"id": "insulin", "retrieved_contexts": ["c"], "statement": "s", "label": 0},
-        {"id": "python", "retrieved_contexts": ["c"], "statement": "s", "label": 1},
+        {"id": "eiffel", "retrieved_contexts": contexts["eiffel"], "statement": "s1", "label": 1},
+        {"id": "eiffel", "retrieved_contexts": contexts["eiffel"], "statement": "s2", "label": 1},
+        {"id": "insulin", "retrieved_contexts": contexts["insulin"], "statement": "s", "label": 0},
+        {"id": "python", "retrieved_contexts": contexts["python"], "statement": "s", "label": 1},
         {"id": "nowhere", "retrieved_contexts": ["c"], "statement": "s", "label": 1},
         {"retrieved_contexts": ["c"], "statement": "a calibration row only", "label": 0},
     ]
@@ -136,14 +143,15 @@ def test_faithfulness_and_context_precision_take_labels_too(tmp_path):
     examples = tmp_path / "samples.jsonl"
     shutil.copy(ROOT / "examples" / "rag_samples.jsonl", examples)
     labels = tmp_path / "labels.jsonl"
+    contexts = _example_contexts()
     rows = [
-        {"id": "eiffel", "retrieved_contexts": ["c"], "statement": "s", "label": 1, "metric": "faithfulness"},
-        {"id": "python", "retrieved_contexts": ["c"], "statement": "s1", "label": 1, "metric": "faithfulness"},
-        {"id": "python", "retrieved_contexts": ["c"], "statement": "s2", "label": 0, "metric": "faithfulness"},
-        {"id": "python", "retrieved_contexts": ["c"], "statement": "s", "label": 1},
-        {"id": "eiffel", "retrieved_contexts": ["a", "b"], "useful": [1, 1]},
-        {"id": "insulin", "retrieved_contexts": ["a", "b"], "useful": [0, 0]},
-        {"id": "amazon", "retrieved_contexts": ["a", "b", "c"], "useful": [0, 1, 1]},
+        {"id": "eiffel", "retrieved_contexts": contexts["eiffel"], "statement": "s", "label": 1, "metric": "faithfulness"},
+        {"id": "python", "retrieved_contexts": contexts["python"], "statement": "s1", "label": 1, "metric": "faithfulness"},
+        {"id": "python", "retrieved_contexts": contexts["python"], "statement": "s2", "label": 0, "metric": "faithfulness"},
+        {"id": "python", "retrieved_contexts": contexts["python"], "statement": "s", "label": 1},
+        {"id": "eiffel", "retrieved_contexts": contexts["eiffel"], "useful": [1, 1]},
+        {"id": "insulin", "retrieved_contexts": contexts["insulin"], "useful": [0, 0]},
+        {"id": "python", "retrieved_contexts": contexts["python"], "useful": [0, 1]},
     ]
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary_json = tmp_path / "summary.json"
@@ -153,7 +161,7 @@ def test_faithfulness_and_context_precision_take_labels_too(tmp_path):
     assert metrics["faithfulness"]["ppi"]["labelled"] == 2 and metrics["faithfulness"]["ppi"]["human_mean"] == (1 + 0.5) / 2
     assert metrics["context_recall"]["ppi"]["labelled"] == 1
     assert metrics["context_precision"]["ppi"]["labelled"] == 3
-    assert math.isclose(metrics["context_precision"]["ppi"]["human_mean"], (1 + 0 + (1 / 2 + 2 / 3) / 2) / 3)
+    assert math.isclose(metrics["context_precision"]["ppi"]["human_mean"], (1 + 0 + 1 / 2) / 3)
 
 
 def test_a_bad_usefulness_or_metric_label_is_named(tmp_path):
