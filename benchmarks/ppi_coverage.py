@@ -13,8 +13,11 @@ least 0.95) and their mean width:
   and only a little more often when the person does);
 - unrelated: the metric is independent of the person.
 
-    python benchmarks/ppi_coverage.py                # 2,000 draws per cell, a few seconds
-    python benchmarks/ppi_coverage.py --draws 500
+Each population is drawn at several human means (issue 50: intervals near 0 and 1 covered less
+than near 0.46), and the last lines give each estimator's lowest coverage over every cell.
+
+    python benchmarks/ppi_coverage.py                          # 1,000 draws per cell, a few minutes
+    python benchmarks/ppi_coverage.py --draws 500 --means 0.46
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import numpy as np
 
 from localeval.ppi import prediction_powered, t_quantile_975
 
-HUMAN_MEAN = 0.46
+HUMAN_MEANS = (0.05, 0.1, 0.25, 0.46, 0.75, 0.9, 0.95)
+LABELS = (10, 20, 50)
 SCORED = 200
 Z95 = 1.959964
 
@@ -68,27 +72,39 @@ ESTIMATORS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float
 }
 
 
+def _numbers(text: str) -> list[float]:
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--means", type=_numbers, default=list(HUMAN_MEANS), help="human means, comma-separated")
+    parser.add_argument("--labels", type=_numbers, default=list(LABELS), help="labelled samples per draw, comma-separated")
     args = parser.parse_args()
     rng = np.random.default_rng(45)
-    print(f"{SCORED} scored samples, human mean {HUMAN_MEAN}, {args.draws} draws per cell: coverage of the human mean / mean width")
-    print(f"{'population':<10} {'labels':>6}  " + "  ".join(f"{name:>24}" for name in ESTIMATORS))
+    print(f"{SCORED} scored samples, {args.draws} draws per cell: coverage of the human mean / mean width")
+    print(f"{'population':<10} {'human':>5} {'labels':>6}  " + "  ".join(f"{name:>24}" for name in ESTIMATORS))
+    lowest = {name: (2.0, "") for name in ESTIMATORS}
     for population, (yes_when_yes, yes_when_no) in POPULATIONS.items():
-        for count in (10, 20, 50):
-            covered = {name: 0 for name in ESTIMATORS}
-            widths: dict[str, list[float]] = {name: [] for name in ESTIMATORS}
-            for _ in range(args.draws):
-                human = (rng.random(SCORED) < HUMAN_MEAN).astype(float)
-                metric = (rng.random(SCORED) < np.where(human == 1, yes_when_yes, yes_when_no)).astype(float)
-                labelled = rng.choice(SCORED, size=count, replace=False)
-                for name, estimator in ESTIMATORS.items():
-                    low, high = estimator(metric, human, labelled)
-                    covered[name] += low <= HUMAN_MEAN <= high
-                    widths[name].append(high - low)
-            cells = [f"{covered[name] / args.draws:>13.3f} / {statistics.fmean(widths[name]):.3f}" for name in ESTIMATORS]
-            print(f"{population:<10} {count:>6}  " + "  ".join(cells))
+        for human_mean in args.means:
+            for count in (int(c) for c in args.labels):
+                covered = {name: 0 for name in ESTIMATORS}
+                widths: dict[str, list[float]] = {name: [] for name in ESTIMATORS}
+                for _ in range(args.draws):
+                    human = (rng.random(SCORED) < human_mean).astype(float)
+                    metric = (rng.random(SCORED) < np.where(human == 1, yes_when_yes, yes_when_no)).astype(float)
+                    labelled = rng.choice(SCORED, size=count, replace=False)
+                    for name, estimator in ESTIMATORS.items():
+                        low, high = estimator(metric, human, labelled)
+                        covered[name] += low <= human_mean <= high
+                        widths[name].append(high - low)
+                for name in ESTIMATORS:
+                    lowest[name] = min(lowest[name], (covered[name] / args.draws, f"{population}, human mean {human_mean}, {count} labels"))
+                cells = [f"{covered[name] / args.draws:>13.3f} / {statistics.fmean(widths[name]):.3f}" for name in ESTIMATORS]
+                print(f"{population:<10} {human_mean:>5.2f} {count:>6}  " + "  ".join(cells), flush=True)
+    for name, (coverage, where) in lowest.items():
+        print(f"lowest coverage, {name}: {coverage:.3f} ({where})")
 
 
 if __name__ == "__main__":

@@ -159,13 +159,16 @@ def test_ppi_plus_plus_matches_a_hand_calculation():
 
 def test_labels_that_all_agree_do_not_give_a_zero_width_interval():
     # 20 samples scored 0.0, 10 of them labelled 1.0: no spread at all. By hand: lambda 0 (the
-    # metric does not vary); the labels' variance as if an 11th label disagreed by 1:
-    # (9 * 0 + 10/11) / 10 = 1/11, standard error sqrt(1/11/10) = 0.09535, lower bound
-    # 1 - 2.262157 * 0.09535 = 0.7843.
+    # metric does not vary); ten binary labels, their spread m (1 - m) at the Agresti-Coull mean
+    # m = (10 + t^2 / 2) / (10 + t^2) = 0.83075 (t = 2.262157, 9 degrees of freedom), plus an 11th
+    # label disagreeing by 1: (10 * m (1 - m) + 10/11) / 10^2, standard error 0.15216, lower bound
+    # 1 - 2.262157 * 0.15216 = 0.6558 (issue 50: near 0 and 1 the labels' own spread understates it).
     figures = prediction_powered(20, 0.0, 0.0, [(0.0, 1.0)] * 10)
     assert figures["lambda"] == 0.0 and figures["mean"] == 1.0
-    assert math.isclose(figures["stderr"], math.sqrt(1 / 11 / 10))
-    assert figures["ci95"][0] == pytest.approx(0.7843, abs=1e-4) and figures["ci95"][1] == 1.0
+    t9 = 2.262157
+    pulled = (10 + t9**2 / 2) / (10 + t9**2)
+    assert math.isclose(figures["stderr"], math.sqrt((10 * pulled * (1 - pulled) + 10 / 11) / 100), rel_tol=1e-5)
+    assert figures["ci95"][0] == pytest.approx(0.6558, abs=1e-4) and figures["ci95"][1] == 1.0
     assert prediction_powered(20, 0.0, 0.0, [(0.0, 1.0)] * (MIN_LABELS - 1))["mean"] is None
 
 
