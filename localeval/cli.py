@@ -38,7 +38,7 @@ from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
-from localeval.summary import GATE_MODES, RETIRED_GATE_MODES, Summary
+from localeval.summary import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES, Summary
 
 EXIT_BROKEN_PIPE = 141
 MAX_REPORT_METRICS = 64  # localeval has six; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
@@ -175,7 +175,8 @@ class _GateMode(_StringChoice):
     "--threshold-on", type=_GateMode(GATE_MODES),
     help="What --min-mean compares: the mean (default); or the mean's 95% interval (the prediction-powered one with --labels): "
     "fail-if-confidently-below fails only when the whole interval is below the minimum (its upper bound), "
-    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound).",
+    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound). "
+    f"The interval counts one more sample disagreeing by the whole range and uses Student's t: below {FEWEST_TO_SETTLE} scored samples it is 0-1 and settles no gate.",
 )
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered (PPI++) mean and interval, from {MIN_LABELS} labelled samples on.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")

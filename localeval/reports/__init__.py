@@ -67,15 +67,15 @@ MAX_LISTED = 5  # left-out label rows named one by one; the rest are counted
 
 def gate_text(name: str, m: Any) -> str:
     """A min_mean gate in words: which figure it read (the mean, or which bound of which
-    interval), how it compared, and why it is not met when the number alone does not say."""
+    interval), how it compared, and why it is not met (or met on few samples) when the number alone does not say."""
     words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
     value = m.get("gated_value", m["mean"])
     if value is None:
         text = f"{name} {words}: none"
     else:
         text = f"{name} {words} {number(value)} {'>=' if value >= m['min_mean'] else '<'} {m['min_mean']}"
-    reason = m.get("gate_reason")
-    return text + (f" ({reason}): not met" if reason and not m["mean_ok"] else "")
+    reason = m.get("gate_reason")  # also on a gate met: one met by the benefit of a small sample's doubt says so
+    return text + (f" ({reason})" if reason else "") + (": not met" if reason and not m["mean_ok"] else "")
 
 
 def _ppi_note(name: str, m: Any, ppi: Any) -> str:

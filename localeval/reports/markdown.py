@@ -16,7 +16,7 @@ def _gate_cell(m: Mapping[str, Any]) -> str:
     """The min mean cell: the minimum, the figure the gate read (which may be a prediction-powered
     bound, not the plain figures beside it) and its value, and the verdict with its reason."""
     words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
-    reason = f": {markdown_cell(m['gate_reason'])}" if m.get("gate_reason") and not m["mean_ok"] else ""
+    reason = f": {markdown_cell(m['gate_reason'])}" if m.get("gate_reason") else ""
     return f"{number(m['min_mean'])}, read on the {words} {number(m.get('gated_value', m['mean']))} ({'ok' if m['mean_ok'] else 'not met'}{reason})"
 
 
