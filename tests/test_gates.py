@@ -57,3 +57,23 @@ def test_samples_that_all_agree_never_give_a_zero_width_interval():
         bounds = distribution.interval()
         assert bounds is not None and bounds[1] == 1.0 and round(bounds[0], 3) == low, (count, bounds)
     assert FEWEST_TO_SETTLE == 4
+
+
+@pytest.mark.parametrize(
+    ("metric", "sample", "options"),
+    [
+        ("faithfulness", {"user_input": "Where is Paris?", "response": "", "retrieved_contexts": ["Paris is in France."]}, {"verifier": True}),  # every response blank
+        ("id_context_precision", {"retrieved_context_ids": [], "reference_context_ids": [1]}, None),  # nothing retrieved
+    ],
+)
+def test_assert_metric_fails_when_nothing_was_scored_as_the_command_line_does(tmp_path, metric, sample, options):
+    from localeval.testing import assert_metric
+
+    samples = [{"id": i, **sample} for i in range(3)]
+    with pytest.raises(AssertionError, match=f"nothing was scored: {metric} is undefined \\(NaN\\) for all 3 samples"):
+        assert_metric(samples, metric, 0.5, options=options)
+    data = tmp_path / "samples.jsonl"
+    data.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    flags = ["--verifier"] if options else []
+    cli_run = _score(data, "-m", metric, *flags, "-t", f"{metric}=0.5")
+    assert cli_run.exit_code == 1 and "nothing was scored" in cli_run.output  # the same verdict on the command line
