@@ -77,3 +77,16 @@ def test_assert_metric_fails_when_nothing_was_scored_as_the_command_line_does(tm
     flags = ["--verifier"] if options else []
     cli_run = _score(data, "-m", metric, *flags, "-t", f"{metric}=0.5")
     assert cli_run.exit_code == 1 and "nothing was scored" in cli_run.output  # the same verdict on the command line
+
+
+def test_a_threshold_that_read_one_sample_among_many_nan_passes_and_says_how_many_it_read(tmp_path):
+    """ragas' rule is kept (a NaN sample neither passes nor fails), but the run says on how few
+    samples the gate rests."""
+    lines = [{"id": "s0", "retrieved_context_ids": ["a"], "reference_context_ids": ["a"]}]
+    lines += [{"id": f"s{i}", "retrieved_context_ids": ["a"], "reference_context_ids": []} for i in range(1, 10)]  # undefined: NaN
+    data, markdown = tmp_path / "samples.jsonl", tmp_path / "s.md"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = _score(data, "-m", "id_context_recall", "-t", "id_context_recall=0.5", "--markdown", markdown)
+    assert result.exit_code == 0, result.output
+    said = "id_context_recall threshold read 1 of 10 samples (9 NaN: undefined for the sample, neither pass nor fail)"
+    assert said in result.output and said in markdown.read_text()

@@ -78,6 +78,16 @@ def gate_text(name: str, m: Any) -> str:
     return text + (f" ({reason})" if reason else "") + (": not met" if reason and not m["mean_ok"] else "")
 
 
+def threshold_reading(name: str, m: Any) -> str | None:
+    """How many samples a `-t` gate read, when NaN samples (the metric undefined for them: neither
+    pass nor fail, ragas' rule) left some out: one scored sample among many NaN passes a gate, and
+    the reader should see on how few it rests."""
+    if "threshold" not in m or not m.get("nan"):
+        return None
+    read = m.get("passed", 0) + m.get("failed", 0)
+    return f"{name} threshold read {read} of {m['count']} samples ({m['nan']} NaN: undefined for the sample, neither pass nor fail)"
+
+
 def _ppi_note(name: str, m: Any, ppi: Any) -> str:
     if ppi["mean"] is None:
         return f"{name}: {ppi['labelled']} labelled sample(s); a prediction-powered mean needs at least {ppi.get('min_labels', 2)}"

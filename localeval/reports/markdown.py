@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import markdown_cell
-from localeval.reports import FIGURE_WORDS, NOISE_NOTE, explain, interval, number, score_text, uncertainty_notes
+from localeval.reports import FIGURE_WORDS, NOISE_NOTE, explain, interval, number, score_text, threshold_reading, uncertainty_notes
 from localeval.results import Outcome, ResultRow
 
 MAX_FAILURES = 50  # failing samples listed; the rest are counted
@@ -34,7 +34,8 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str
             f"| {markdown_cell(name)} | {number(m['mean'])} | {number(m.get('stderr'))} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
             f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
         )
-    notes = ([NOISE_NOTE] if any(m.get("ci95") for m in metrics.values()) else []) + uncertainty_notes(summary)
+    readings = [reading for name, m in metrics.items() if (reading := threshold_reading(name, m)) is not None]
+    notes = readings + ([NOISE_NOTE] if any(m.get("ci95") for m in metrics.values()) else []) + uncertainty_notes(summary)
     if notes:
         out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
     gated = {name: m["threshold"] for name, m in metrics.items() if "threshold" in m}
