@@ -40,8 +40,10 @@ from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
 from localeval.summary import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES, Summary
 
-EXIT_BROKEN_PIPE = 141
-MAX_REPORT_METRICS = 64  # localeval has six; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+# The most metrics `report` draws (each is a column of every row and a chart): many times what the
+# built-ins and a few plugins name; a results file naming thousands was crafted.
+MAX_REPORT_METRICS = 64
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
