@@ -39,7 +39,7 @@ from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.results import ResultRow, RunHeader, dumps_json, parse_line
 from localeval.runner import score
-from localeval.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample
+from localeval.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample, mapped_field
 from localeval.settings import LOCAL_RAY, RunSettings
 from localeval.summary import Summary
 
@@ -169,9 +169,13 @@ def _check_map(settings: RunSettings) -> None:
     target would otherwise pass the key through as an unknown field, and the metric would say
     the field is missing on every line."""
     known = [*Sample.model_fields, *LEGACY_NAMES, LEGACY_LIST_REFERENCE]
+    read_from: dict[str, str] = {}  # ragas field -> the key mapped onto it
     for key, field in settings.map.items():
         if field not in known:
             raise ConfigError(f"--map {key}={field}: '{field}' is not a field localeval reads; the fields are {', '.join(Sample.model_fields)}")
+        other = read_from.setdefault(mapped_field(field), key)
+        if other != key:
+            raise ConfigError(f"--map {other}=... and --map {key}={field} both read the field '{mapped_field(field)}'; keep one")
 
 
 def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], summary: Summary, done: _DoneLines, last_line: int) -> None:
