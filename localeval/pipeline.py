@@ -33,7 +33,7 @@ from localeval.io import MAX_LINE_BYTES, Record, read_records
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
 from localeval.judge.spec import JudgeSpec
-from localeval.metrics import BUILTIN, REGISTRY, Metric, calibration_tasks, create_metric, metric_class
+from localeval.metrics import BUILTIN, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
 from localeval.provenance import describe_run, resume_differences
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
@@ -112,7 +112,7 @@ def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
     if duplicates:
         raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")
     for name in settings.options:
-        if name not in names and metric_class(name) is None:
+        if name not in names and not is_metric_name(name):
             raise ConfigError(f"an option is set for '{name}', which is no metric; known metrics: {', '.join(sorted(REGISTRY))}")
     # Options for a known metric that is not selected are left aside: a config file may set options
     # for every metric, and `-m` on the command line narrows the run.
@@ -130,7 +130,7 @@ def _selected(gates: dict[str, float], metrics: Sequence[Metric[Any]]) -> dict[s
     """The gates (thresholds or minimum means) of the selected metrics, and of unknown names (which
     Summary refuses): a gate for a known metric left out of the run is left aside, as its options are."""
     names = {m.name for m in metrics}
-    return {name: value for name, value in gates.items() if name in names or metric_class(name) is None}
+    return {name: value for name, value in gates.items() if name in names or not is_metric_name(name)}
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,13 @@ def shadowing_plugins() -> list[str]:
             for entry in entry_points(group=ENTRY_POINT_GROUP) if entry.name in builtin]
 
 
+def is_metric_name(name: str) -> bool:
+    """Whether `name` is a metric's: registered, or declared by an installed package, read from
+    its metadata (nothing is imported). What a run asks of a name it does not score (options or a
+    gate in a config file, left aside): a run of the built-ins imports no plugin."""
+    return name in REGISTRY or any(entry.name == name for entry in entry_points(group=ENTRY_POINT_GROUP))
+
+
 def metric_class(name: str) -> type[Metric[Any]] | None:
     """The class registered under `name`, loading the installed packages' metrics first when
     it is not a built-in; None when no metric has that name."""
@@ -177,6 +184,6 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
 
 
 __all__ = [
-    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "list_metrics", "load_plugins", "metric_class",
+    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class",
     "register_metric", "shadowing_plugins",
 ]
