@@ -249,24 +249,27 @@ class _Sink:
         if need_rows and results is None:
             self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
 
-    def write(self, row: ResultRow) -> None:
-        """Append a row; a disk that is full (or fails) ends the run with exit 3, naming the
-        file, with the rows before it kept (a resume continues them). A reader of standard
-        output that left (BrokenPipeError) is the CLI's to handle."""
-        line = row.to_line(timing=self.timing)
+    def write(self, row: ResultRow) -> ResultRow:
+        """Append a row, as it can be read back (`ResultRow.writable`: never a line longer than a
+        results line may be), and return it as written; a disk that is full (or fails) ends the
+        run with exit 3, naming the file, with the rows before it kept (a resume continues them).
+        A reader of standard output that left (BrokenPipeError) is the CLI's to handle."""
+        row, line = row.writable(timing=self.timing)
+        data = line.encode("utf-8")
         try:
             if self.results is not None:
-                self.results.write(line.encode("utf-8"))
+                self.results.write(data)
                 self.results.flush()
             if self.stream is not None:
-                self.stream.write(line.encode("utf-8"))
+                self.stream.write(data)
                 self.stream.flush()
         except BrokenPipeError:
             raise
         except OSError as error:
             raise cannot_write("results to", self.name, error) from None
         if self.spool is not None:
-            self.spool.write(line.encode("utf-8"))
+            self.spool.write(data)
+        return row
 
     def rows(self) -> Iterator[ResultRow]:
         """Every row of the run, in line order, read back from disk."""
@@ -423,8 +426,8 @@ def _run(
         if on_start is not None:
             on_start(done.count)
         try:
-            for row in source.rows(done, hashed.size if hashed is not None else None):
-                sink.write(row)
+            for scored in source.rows(done, hashed.size if hashed is not None else None):
+                row = sink.write(scored)  # as written: the summary counts what the file holds
                 written += 1
                 summary.add(row)
                 if row.unreadable and on_message is not None:

@@ -76,3 +76,51 @@ def test_the_batch_grows_to_a_vectorised_batch_for_fast_metrics_and_stays_small_
     assert next_batch_size(4, 0.2) == 16 and next_batch_size(16, 0.8) == 20  # 50 ms a sample: about one second a batch
     assert next_batch_size(20, 40.0) == 1  # a sample over a second: one at a time
     assert next_batch_size(8, 0.0) == 32  # a clock that did not move
+
+
+def _small_line_limit(monkeypatch, limit: int) -> None:
+    """Every reader's and the writer's line limit (64 MiB) scaled down, so a row over it costs
+    kilobytes, not a 78 MB row from a 6.5 MB input line."""
+    from localeval import io, pipeline, results
+
+    for module in (io, pipeline, results):
+        monkeypatch.setattr(module, "MAX_LINE_BYTES", limit)
+
+
+def test_a_row_longer_than_a_results_line_may_be_is_written_so_that_it_reads_back(tmp_path, monkeypatch, write_jsonl):
+    """nonllm_context_recall's details take about 60 bytes per reference context, so a line of
+    many tiny references (about 15 bytes each with the ids) gives a row 5 x longer: over the line
+    limit it was written anyway, and `report`, `--resume` and `--junit-xml` then refused the file."""
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+
+    limit = 64 << 10
+    _small_line_limit(monkeypatch, limit)
+    big = {"id": "big", "retrieved_contexts": ["a"], "reference_contexts": [f"b{i % 10}" for i in range(2000)],
+           "retrieved_context_ids": ["x"], "reference_context_ids": list(range(2000)), "team": "search"}
+    small = {"id": "small", "retrieved_contexts": ["a"], "reference_contexts": ["a"], "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]}
+    data = write_jsonl([big, small, small | {"id": "third"}])
+    assert data.stat().st_size < limit
+    out, junit, page = tmp_path / "out.jsonl", tmp_path / "junit.xml", tmp_path / "r.html"
+    metrics = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
+    scored = CliRunner().invoke(cli, ["score", str(data), *metrics, "-o", str(out), "--junit-xml", str(junit), "-q"])
+    assert scored.exit_code == 0, scored.output
+    assert all(len(line.encode()) <= limit for line in out.read_text().splitlines(keepends=True))
+    rows = result_rows(out)
+    assert [r["id"] for r in rows] == ["big", "small", "third"]
+    assert rows[0]["scores"]["nonllm_context_recall"] == 0.0 and rows[0]["scores"]["id_context_recall"] == 0.0  # the scores stay
+    assert "details left out" in rows[0]["details"]["nonllm_context_recall"]["omitted"] and "extra" not in rows[0]
+    from localeval.reports import explain
+    from localeval.results import ResultRow
+
+    assert explain(ResultRow(**rows[0]), "nonllm_context_recall").startswith("details left out: this sample's result row was")  # every report says why
+    assert junit.read_text().count("<testcase ") == 6  # --junit-xml read every row back
+    report = CliRunner().invoke(cli, ["report", str(out), "-o", str(page)])
+    assert report.exit_code == 0, report.output
+    # a resume reads the file back; cut its last row off first, so there is something left to do
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:-1]))
+    resumed = CliRunner().invoke(cli, ["score", str(data), *metrics, "-o", str(out), "--resume", "-q"])
+    assert resumed.exit_code == 0, resumed.output
+    assert [r["id"] for r in result_rows(out)] == ["big", "small", "third"]

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from localeval.metrics import BUILTIN, metric_class
-from localeval.results import INPUT_ERROR_KEY, ResultRow
+from localeval.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
 
 
 def explain(row: ResultRow, metric: str) -> str:
@@ -21,6 +21,8 @@ def explain(row: ResultRow, metric: str) -> str:
     if metric not in row.scores:
         return "not scored in this run"
     details = row.details.get(metric)
+    if details is not None and set(details) == {OMITTED_KEY}:  # left out of a row too long to write: it says why
+        return str(details[OMITTED_KEY])
     cls = metric_class(metric)  # a plugin's metric in a results file: its package explains its details
     if cls is None or details is None:
         return ""
