@@ -28,6 +28,7 @@ from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAG
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
+from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import PLUGIN_ERRORS, calibration_tasks, list_metrics, shadowing_plugins
@@ -115,26 +116,32 @@ class _Group(click.Group):
     """Maps every error to a message and its exit code, here and only here."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except LocalevalError as error:
-            prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
-            raise _fail(f"{prefix}{error}", error.exit_code) from None
-        except KeyboardInterrupt:
-            raise _fail("interrupted", EXIT_INTERRUPTED) from None
-        except BrokenPipeError:  # `localeval score -o - | head`: the reader left; stop quietly, as Unix tools do
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so flushing at exit cannot fail again
-            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except Exception as error:  # a bug: say so in one line, keep the traceback for the report
-            where = _crash_report(error)
-            first = plain(str(error).splitlines()[0] if str(error) else "")[:200]
-            raise _fail(
-                f"internal error ({type(error).__name__}: {first}); this is a bug in localeval, not a verdict on your data. "
-                f"The traceback is in {where}",
-                EXIT_INTERNAL,
-            ) from None
+        with watching_ctrl_c():  # the user's Ctrl-C told from a KeyboardInterrupt a plugin raises itself
+            try:
+                return super().invoke(ctx)
+            except LocalevalError as error:
+                prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
+                raise _fail(f"{prefix}{error}", error.exit_code) from None
+            except KeyboardInterrupt as error:
+                raise (_fail("interrupted", EXIT_INTERRUPTED) if users_interrupt(error) else _internal(error)) from None
+            except BrokenPipeError:  # `localeval score -o - | head`: the reader left; stop quietly, as Unix tools do
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so flushing at exit cannot fail again
+                raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
+            except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+                raise
+            except BaseException as error:  # a bug (asyncio.CancelledError too): one line, exit 3
+                raise _internal(error) from None
+
+
+def _internal(error: BaseException) -> click.exceptions.Exit:
+    """A bug: said in one line, with the path of its saved traceback, under its own exit code."""
+    where = _crash_report(error)
+    first = plain(str(error).splitlines()[0] if str(error) else "")[:200]
+    return _fail(
+        f"internal error ({type(error).__name__}: {first}); this is a bug in localeval, not a verdict on your data. "
+        f"The traceback is in {where}",
+        EXIT_INTERNAL,
+    )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

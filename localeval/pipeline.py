@@ -29,6 +29,7 @@ from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
 from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, is_regular_or_new, locked_for_writing, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
+from localeval.interrupts import watching_ctrl_c
 from localeval.io import MAX_LINE_BYTES, Record, read_records
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
@@ -363,7 +364,7 @@ def score_file(
     # With the results on standard output, whatever else prints there (a metric plugin's print)
     # goes to standard error: stdout carries JSON lines and nothing else.
     stdout = _open_stream(STDIO) if settings.output == STDIO else None
-    with redirect_stdout(sys.stderr) if stdout is not None and sys.stderr is not None else nullcontext():
+    with redirect_stdout(sys.stderr) if stdout is not None and sys.stderr is not None else nullcontext(), watching_ctrl_c():
         return _score_file(settings, judge, stdout, on_start, on_row, on_message)
 
 

@@ -24,6 +24,7 @@ from itertools import islice
 from typing import Any, TypeVar, cast
 
 from localeval.errors import ConfigError, InputError, JudgeError
+from localeval.interrupts import ctrl_c_pressed, users_interrupt
 from localeval.io import Record
 from localeval.judge import Judge
 from localeval.judge.shared import SharedVerdicts
@@ -215,17 +216,23 @@ def concurrency(judge: Judge | None) -> int:
 def _safe_score(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[Score]:
     """A judge failure on one sample (for example, it cannot fit) is that sample's error, not the
     run's. What a metric returns is checked here, where it enters the pipeline (`_checked`); a
-    metric from another package that raises fails its samples, naming it, not the run."""
+    metric from another package that raises fails its samples, naming it, not the run: whatever
+    it raises (SystemExit, asyncio.CancelledError, a KeyboardInterrupt of its own, with no
+    Ctrl-C behind it), short of the user's Ctrl-C, which stops the run even when the metric
+    turned it into another exception."""
     try:
         scores = metric.score_batch(samples, judge)
     except JudgeError as error:
         if len(samples) == 1:
             return [Score.failed(str(error))]
         return [_safe_score(metric, [s], judge)[0] for s in samples]
-    except (Exception, SystemExit) as error:
-        if _is_builtin(metric):
-            raise  # localeval's own bug: reported as one, with its traceback
-        message = f"{_origin(metric)} raised {type(error).__name__}: {error}"
+    except BaseException as error:  # noqa: BLE001 - another package's code may raise anything
+        if _is_builtin(metric) or users_interrupt(error):
+            raise  # localeval's own bug (reported as one, with its traceback), or the user's Ctrl-C
+        if ctrl_c_pressed():
+            raise KeyboardInterrupt from None
+        own = " of its own, with no Ctrl-C behind it" if isinstance(error, KeyboardInterrupt) else ""
+        message = f"{_origin(metric)} raised {type(error).__name__}{own}: {error}"
         return [Score.failed(message) for _ in samples]
     return _checked(metric, scores, len(samples))
 

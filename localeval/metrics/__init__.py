@@ -27,6 +27,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError
+from localeval.interrupts import users_interrupt
 from localeval.metrics.base import Metric, Score
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_precision import IdContextPrecision
@@ -83,15 +84,15 @@ def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
 def load_plugins() -> None:
     """Register every metric installed packages declare, once; a broken one is left out with its
     reason. A plugin's import may raise anything, SystemExit too (a `sys.exit()` at import must not
-    decide localeval's exit code): everything short of Ctrl-C is caught. Its prints go to
-    standard error."""
+    decide localeval's exit code): everything short of the user's Ctrl-C is caught (a KeyboardInterrupt
+    the package raises itself is its failure: localeval.interrupts). Its prints go to standard error."""
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:
             with redirect_stdout(sys.stderr):
                 register_metric(entry.load())
-        except KeyboardInterrupt:
-            raise
         except BaseException as error:  # noqa: BLE001 - a third-party package may raise anything while loading
+            if users_interrupt(error):
+                raise
             PLUGIN_ERRORS[entry.name] = f"{entry.value}: {type(error).__name__}: {error}"
 
 
@@ -180,7 +181,14 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"metric '{name}' option '{key}': {first['msg'].removeprefix('Value error, ')}") from None
-    return cls(params)
+    if cls in BUILTIN:
+        return cls(params)
+    try:
+        return cls(params)
+    except BaseException as error:  # noqa: BLE001 - another package's constructor may raise anything
+        if users_interrupt(error):
+            raise
+        raise ConfigError(f"metric '{name}' ({cls.__module__}.{cls.__qualname__}) could not be built: {type(error).__name__}: {error}") from None
 
 
 __all__ = [

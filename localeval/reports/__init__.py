@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from localeval.interrupts import users_interrupt
 from localeval.metrics import BUILTIN, metric_class
 from localeval.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
 
@@ -30,7 +31,9 @@ def explain(row: ResultRow, metric: str) -> str:
         return cls.explain_raw(details)
     try:
         return str(cls.explain_raw(details))
-    except Exception as error:  # noqa: BLE001 - another package's code: its failure is its row's text, not the report's end
+    except BaseException as error:  # noqa: BLE001 - another package's code: its failure is its row's text, not the report's end
+        if users_interrupt(error):
+            raise
         return f"details not explained: {cls.__module__}.{cls.__qualname__}.explain raised {type(error).__name__}"
 
 

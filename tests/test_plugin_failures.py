@@ -1,0 +1,120 @@
+"""A metric from another package that fails, in any way, fails its samples or its run with its
+name on it, and never looks like the user's Ctrl-C or a failed gate: whatever it raises
+(asyncio.CancelledError, a KeyboardInterrupt of its own), whatever it writes to standard output
+(a child process, C code), whichever version of it wrote a results file.
+
+Plugins are installed for real (a module and its .dist-info on a subprocess's path, as pip lays
+them out) and the CLI runs in that subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import result_rows, sigint_at_default
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _install(site: Path, module: str, source: str, entry: str, version: str = "0.1") -> None:
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    info = site / f"{module}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: {version}\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[localeval.metrics]\n{entry}\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+
+
+def _env(site: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+
+
+def _localeval(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=_env(site), cwd=cwd, timeout=300)
+
+
+def _plugin(body: str, init: str = "") -> str:
+    """A metric module `raising` whose score_batch runs `body` (indented) before scoring 1.0."""
+    return f'''
+import asyncio, os, subprocess, sys, time
+from localeval.metrics.base import Metric, Score
+
+
+class Raising(Metric):
+    name = "raising"
+    description = "fails as the test says"
+    required_fields = ("reference",)
+
+    def __init__(self, params=None):
+        {init or "pass"}
+        super().__init__(params)
+
+    def score_batch(self, samples, judge):
+        {body}
+        return [Score(1.0) for _ in samples]
+'''
+
+
+def _samples(tmp_path: Path, count: int) -> Path:
+    data = tmp_path / "samples.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "reference": "r", "retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n" for i in range(count)))
+    return data
+
+
+# Item 9: a BaseException from a plugin.
+
+
+def test_a_plugins_cancelled_error_fails_its_samples_naming_it_and_the_run_goes_on(tmp_path):
+    site = tmp_path / "site"
+    _install(site, "raising", _plugin("raise asyncio.CancelledError('the event loop went away')"), "raising = raising:Raising")
+    data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
+    run = _localeval(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "-q", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr  # neither exit 1 (a gate) nor a traceback
+    assert "Traceback" not in run.stderr
+    rows = result_rows(out)
+    assert len(rows) == 3 and all("metric 'raising' (raising.Raising) raised CancelledError: the event loop went away" in r["errors"]["raising"] for r in rows)
+    assert all(r["scores"]["id_context_recall"] == 1.0 for r in rows)  # the other metric is scored
+    gated = _localeval(site, "score", str(data), "-m", "raising", "--fail-on-error", "-q", cwd=tmp_path)
+    assert gated.returncode == 1 and "3 of 3 samples could not be scored by raising" in gated.stderr
+
+
+def test_a_plugins_own_keyboard_interrupt_is_its_failure_not_the_users_ctrl_c(tmp_path):
+    site = tmp_path / "site"
+    _install(site, "raising", _plugin("raise KeyboardInterrupt('raised by the plugin')"), "raising = raising:Raising")
+    data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
+    run = _localeval(site, "score", str(data), "-m", "raising", "-o", str(out), "-q", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr  # not 130: the run finished, so no resume repeats it
+    assert "interrupted" not in run.stderr and "--resume" not in run.stderr
+    rows = result_rows(out)
+    assert len(rows) == 3 and all("raised KeyboardInterrupt of its own, with no Ctrl-C behind it" in r["errors"]["raising"] for r in rows)
+
+
+def test_a_plugin_that_swallows_the_users_ctrl_c_still_stops_the_run(tmp_path):
+    site = tmp_path / "site"
+    body = "try:\n            time.sleep(0.2 * len(samples))\n        except KeyboardInterrupt:\n            raise RuntimeError('swallowed the Ctrl-C')"
+    _install(site, "raising", _plugin(body), "raising = raising:Raising")
+    data, out = _samples(tmp_path, 200), tmp_path / "out.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "localeval", "score", str(data), "-m", "raising", "-o", str(out), "-q"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site), cwd=tmp_path, preexec_fn=sigint_at_default)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None and (not out.exists() or out.read_text().count("\n") < 2):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "interrupted after" in stderr and "--resume" in stderr
+    assert all("raising" not in r["errors"] for r in result_rows(out))  # no sample was failed by the Ctrl-C
+
+
+def test_a_plugin_whose_constructor_raises_a_base_exception_is_a_usage_error_naming_it(tmp_path):
+    site = tmp_path / "site"
+    _install(site, "raising", _plugin("pass", init="raise asyncio.CancelledError('no loop')"), "raising = raising:Raising")
+    run = _localeval(site, "score", str(_samples(tmp_path, 1)), "-m", "raising", "-q", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert "metric 'raising' (raising.Raising) could not be built: CancelledError: no loop" in run.stderr and "Traceback" not in run.stderr
