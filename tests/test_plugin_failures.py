@@ -118,3 +118,28 @@ def test_a_plugin_whose_constructor_raises_a_base_exception_is_a_usage_error_nam
     run = _localeval(site, "score", str(_samples(tmp_path, 1)), "-m", "raising", "-q", cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert "metric 'raising' (raising.Raising) could not be built: CancelledError: no loop" in run.stderr and "Traceback" not in run.stderr
+
+
+# Item 10: the plugin's package and version in the results header.
+
+
+def test_the_results_header_records_a_plugins_package_and_version_and_a_resume_after_an_upgrade_is_refused(tmp_path):
+    site = tmp_path / "site"
+    _install(site, "raising", _plugin("pass"), "raising = raising:Raising", version="1.0")
+    data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
+    run = _localeval(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "-q", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    header = json.loads(out.read_text().splitlines()[0])["run"]
+    assert header["plugins"] == {"raising": {"class": "raising.Raising", "package": "raising", "version": "1.0"}}
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:-1]))  # a run cut short, to be resumed
+
+    (site / "raising-1.0.dist-info").rename(site / "raising-1.1.dist-info")  # the package is upgraded
+    (site / "raising-1.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: raising\nVersion: 1.1\n", encoding="utf-8")
+    resumed = _localeval(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "--resume", "-q", cwd=tmp_path)
+    assert resumed.returncode == 2, resumed.stderr
+    assert "cannot resume" in resumed.stderr and "plugins.raising.version: '1.0' then, '1.1' now" in resumed.stderr
+    assert len(result_rows(out)) == 2  # nothing mixed in
+
+    builtins = _localeval(site, "score", str(data), "-m", "id_context_recall", "-o", str(tmp_path / "b.jsonl"), "-q", cwd=tmp_path)
+    assert builtins.returncode == 0 and "plugins" not in json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["run"]

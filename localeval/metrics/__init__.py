@@ -21,7 +21,8 @@ import sys
 from collections.abc import Mapping
 from contextlib import redirect_stdout
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions
+from importlib.metadata import version as metadata_version
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import ValidationError
@@ -56,6 +57,7 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
 )
 REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
+_PACKAGES: dict[str, tuple[str, str]] = {}  # entry-point name -> the distribution that declares it, and its version
 
 
 def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
@@ -87,6 +89,9 @@ def load_plugins() -> None:
     decide localeval's exit code): everything short of the user's Ctrl-C is caught (a KeyboardInterrupt
     the package raises itself is its failure: localeval.interrupts). Its prints go to standard error."""
     for entry in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(entry, "dist", None)
+        if dist is not None:
+            _PACKAGES[entry.name] = (str(dist.metadata["Name"]), str(dist.version))
         try:
             with redirect_stdout(sys.stderr):
                 register_metric(entry.load())
@@ -94,6 +99,25 @@ def load_plugins() -> None:
             if users_interrupt(error):
                 raise
             PLUGIN_ERRORS[entry.name] = f"{entry.value}: {type(error).__name__}: {error}"
+
+
+def plugin_package(cls: type[Metric[Any]]) -> dict[str, str | None] | None:
+    """Where a metric from another package comes from: its class, and the installed package that
+    declares it (or, for a class registered by code, that holds its module) with its version;
+    None for a built-in. A results header records it, so a resume after the package changed is
+    refused instead of mixing two versions' scores."""
+    if cls in BUILTIN:
+        return None
+    name, version = _PACKAGES.get(cls.name, (None, None))
+    if name is None:
+        found = packages_distributions().get(cls.__module__.split(".")[0], [])
+        if found:
+            name = found[0]
+            try:
+                version = metadata_version(name)
+            except PackageNotFoundError:
+                version = None
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "package": name, "version": version}
 
 
 def shadowing_plugins() -> list[str]:
@@ -192,6 +216,6 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
 
 
 __all__ = [
-    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class",
+    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class", "plugin_package",
     "register_metric", "shadowing_plugins",
 ]
