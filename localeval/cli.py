@@ -16,7 +16,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
-from contextlib import nullcontext, redirect_stdout
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,7 @@ from localeval import models as model_store
 from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
-from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
@@ -236,7 +236,7 @@ def score_command(
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
     for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
         click.echo(f"localeval: warning: {shadow}", err=True)
-    with redirect_stdout(sys.stderr) if settings.output == STDIO else nullcontext():  # a plugin's print while it is built: not into the results
+    with diverted_stdout() if settings.output == STDIO else nullcontext():  # what a plugin writes while it is built: not into the results
         judged = any(m.uses_judge() for m in build_metrics(settings))
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.

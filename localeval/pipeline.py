@@ -17,17 +17,16 @@ calls this). In order:
 from __future__ import annotations
 
 import hashlib
-import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import nullcontext, redirect_stdout
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
-from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, is_regular_or_new, locked_for_writing, refuse_overlaps
+from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, diverted_stdout, is_regular_or_new, locked_for_writing, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.interrupts import watching_ctrl_c
 from localeval.io import MAX_LINE_BYTES, Record, read_records
@@ -225,12 +224,8 @@ def _write_header(handle: IO[bytes], provenance: dict[str, Any], path: str) -> N
 
 
 def _open_stream(output: str) -> IO[bytes]:
-    """Standard output, or a device or pipe named by -o (/dev/null, a FIFO): written as a
-    stream, without the run header, a lock or resume."""
-    if output == STDIO:
-        if sys.stdout is None:  # started with standard output closed
-            raise ConfigError("-o -: standard output is closed, so the results have nowhere to go; give -o FILE")
-        return sys.stdout.buffer
+    """A device or pipe named by -o (/dev/null, a FIFO): written as a stream, without the run
+    header, a lock or resume (standard output is `files.diverted_stdout`'s)."""
     try:
         return open(output, "wb")
     except OSError as error:
@@ -361,11 +356,13 @@ def score_file(
     row, `on_message` each line that could not be read. Ctrl-C raises Interrupted,
     with the results so far on disk.
     """
-    # With the results on standard output, whatever else prints there (a metric plugin's print)
-    # goes to standard error: stdout carries JSON lines and nothing else.
-    stdout = _open_stream(STDIO) if settings.output == STDIO else None
-    with redirect_stdout(sys.stderr) if stdout is not None and sys.stderr is not None else nullcontext(), watching_ctrl_c():
-        return _score_file(settings, judge, stdout, on_start, on_row, on_message)
+    # With the results on standard output, whatever else writes there (a metric plugin's print, its
+    # child process, C code) goes to standard error: stdout carries JSON lines and nothing else.
+    with watching_ctrl_c():
+        if settings.output == STDIO:
+            with diverted_stdout() as stdout:
+                return _score_file(settings, judge, stdout, on_start, on_row, on_message)
+        return _score_file(settings, judge, None, on_start, on_row, on_message)
 
 
 def _score_file(

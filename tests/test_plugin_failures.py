@@ -143,3 +143,22 @@ def test_the_results_header_records_a_plugins_package_and_version_and_a_resume_a
 
     builtins = _localeval(site, "score", str(data), "-m", "id_context_recall", "-o", str(tmp_path / "b.jsonl"), "-q", cwd=tmp_path)
     assert builtins.returncode == 0 and "plugins" not in json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["run"]
+
+
+# Item 14: with -o -, standard output carries the results and nothing else.
+
+
+def test_with_results_on_standard_output_a_plugins_child_process_and_c_code_write_to_standard_error(tmp_path):
+    site = tmp_path / "site"
+    body = (
+        "subprocess.run(['echo', 'a child process line'], check=True)\n"
+        "        os.write(1, b'a line on descriptor 1\\n')\n"
+        "        import ctypes; ctypes.CDLL(None).printf(b'a C printf line\\n')\n"
+        "        print('a print line')"
+    )
+    _install(site, "raising", _plugin(body, init="os.write(1, b'written while it is built\\n')"), "raising = raising:Raising")
+    run = _localeval(site, "score", str(_samples(tmp_path, 3)), "-m", "raising", "-o", "-", "-q", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line)["line"] for line in run.stdout.splitlines()] == [1, 2, 3]  # JSON lines and nothing else
+    for said in ("a child process line", "a line on descriptor 1", "a C printf line", "a print line", "written while it is built"):
+        assert said in run.stderr, said
