@@ -47,7 +47,7 @@ def _narrowest_half_width(count: int) -> float:
 
 
 # Below this many scored samples the interval is always the whole [0, 1] (its narrowest half-width
-# reaches 1): an interval gate cannot be settled. 4 with the rule above.
+# reaches 1): an interval gate cannot be settled.
 FEWEST_TO_SETTLE = next(n for n in range(2, 100) if _narrowest_half_width(n) < 1.0)
 SMALL_SAMPLE_RULE = (
     "the 95% interval counts one more sample disagreeing by the whole 0-1 range and uses Student's t, "
