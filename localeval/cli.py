@@ -16,7 +16,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
-from contextlib import nullcontext, redirect_stdout
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,9 @@ from localeval import models as model_store
 from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
-from localeval.files import STDIO, atomic_text, refuse_overlaps
+from localeval.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
+from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import PLUGIN_ERRORS, calibration_tasks, list_metrics, shadowing_plugins
@@ -38,10 +39,12 @@ from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
-from localeval.summary import GATE_MODES, RETIRED_GATE_MODES, Summary
+from localeval.summary import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES, Summary
 
-EXIT_BROKEN_PIPE = 141
-MAX_REPORT_METRICS = 64  # localeval has six; a results file naming thousands was crafted  # what a shell reports for a process ended by SIGPIPE
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+# The most metrics `report` draws (each is a column of every row and a chart): many times what the
+# built-ins and a few plugins name; a results file naming thousands was crafted.
+MAX_REPORT_METRICS = 64
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
@@ -113,26 +116,32 @@ class _Group(click.Group):
     """Maps every error to a message and its exit code, here and only here."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except LocalevalError as error:
-            prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
-            raise _fail(f"{prefix}{error}", error.exit_code) from None
-        except KeyboardInterrupt:
-            raise _fail("interrupted", EXIT_INTERRUPTED) from None
-        except BrokenPipeError:  # `localeval score -o - | head`: the reader left; stop quietly, as Unix tools do
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so flushing at exit cannot fail again
-            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except Exception as error:  # a bug: say so in one line, keep the traceback for the report
-            where = _crash_report(error)
-            first = plain(str(error).splitlines()[0] if str(error) else "")[:200]
-            raise _fail(
-                f"internal error ({type(error).__name__}: {first}); this is a bug in localeval, not a verdict on your data. "
-                f"The traceback is in {where}",
-                EXIT_INTERNAL,
-            ) from None
+        with watching_ctrl_c():  # the user's Ctrl-C told from a KeyboardInterrupt a plugin raises itself
+            try:
+                return super().invoke(ctx)
+            except LocalevalError as error:
+                prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
+                raise _fail(f"{prefix}{error}", error.exit_code) from None
+            except KeyboardInterrupt as error:
+                raise (_fail("interrupted", EXIT_INTERRUPTED) if users_interrupt(error) else _internal(error)) from None
+            except BrokenPipeError:  # `localeval score -o - | head`: the reader left; stop quietly, as Unix tools do
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so flushing at exit cannot fail again
+                raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
+            except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+                raise
+            except BaseException as error:  # a bug (asyncio.CancelledError too): one line, exit 3
+                raise _internal(error) from None
+
+
+def _internal(error: BaseException) -> click.exceptions.Exit:
+    """A bug: said in one line, with the path of its saved traceback, under its own exit code."""
+    where = _crash_report(error)
+    first = plain(str(error).splitlines()[0] if str(error) else "")[:200]
+    return _fail(
+        f"internal error ({type(error).__name__}: {first}); this is a bug in localeval, not a verdict on your data. "
+        f"The traceback is in {where}",
+        EXIT_INTERNAL,
+    )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -175,7 +184,8 @@ class _GateMode(_StringChoice):
     "--threshold-on", type=_GateMode(GATE_MODES),
     help="What --min-mean compares: the mean (default); or the mean's 95% interval (the prediction-powered one with --labels): "
     "fail-if-confidently-below fails only when the whole interval is below the minimum (its upper bound), "
-    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound).",
+    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound). "
+    f"The interval counts one more sample disagreeing by the whole range and uses Student's t: below {FEWEST_TO_SETTLE} scored samples it is 0-1 and settles no gate.",
 )
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered (PPI++) mean and interval, from {MIN_LABELS} labelled samples on.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
@@ -226,7 +236,7 @@ def score_command(
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
     for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
         click.echo(f"localeval: warning: {shadow}", err=True)
-    with redirect_stdout(sys.stderr) if settings.output == STDIO else nullcontext():  # a plugin's print while it is built: not into the results
+    with diverted_stdout() if settings.output == STDIO else nullcontext():  # what a plugin writes while it is built: not into the results
         judged = any(m.uses_judge() for m in build_metrics(settings))
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.

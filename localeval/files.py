@@ -12,9 +12,10 @@ import errno
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from pathlib import Path
 from typing import IO
 
@@ -27,6 +28,57 @@ except ImportError:  # pragma: no cover - Windows has no fcntl; runs there are n
 
 STDIO = "-"
 CHUNK = 1 << 20
+
+
+def _descriptor(stream: object) -> int | None:
+    """The file descriptor under a stream, or None for one that has none (a test's capture)."""
+    try:
+        number = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+        return None
+    return number if isinstance(number, int) else None
+
+
+def _flush_c_stdio() -> None:
+    """Flush C's own stdout buffer (printf from a library, buffered while stdout is a pipe), so
+    it is written while descriptor 1 still goes to standard error, not into the results at exit."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError, TypeError):  # no C library to ask (not a POSIX system)
+        pass
+
+
+@contextmanager
+def diverted_stdout() -> Iterator[IO[bytes]]:
+    """Standard output kept for the results alone: yields a binary stream on it, while whatever
+    else writes there goes to standard error: Python's print (sys.stdout) and, where the streams
+    are real file descriptors, a child process or C code writing to descriptor 1 (a metric
+    plugin's subprocess, a library's printf). Put back as it was on the way out."""
+    if sys.stdout is None:  # started with standard output closed
+        raise ConfigError("-o -: standard output is closed, so the results have nowhere to go; give -o FILE")
+    out, err = _descriptor(sys.stdout), _descriptor(sys.stderr)
+    if out is None or err is None or sys.stderr is None:  # no descriptors to move: Python's prints only
+        results = sys.stdout.buffer
+        with redirect_stdout(sys.stderr) if sys.stderr is not None else nullcontext():
+            yield results
+        return
+    sys.stdout.flush()
+    _flush_c_stdio()
+    results = os.fdopen(os.dup(out), "wb")
+    os.dup2(err, out)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield results
+    finally:
+        sys.stdout.flush()
+        _flush_c_stdio()
+        os.dup2(results.fileno(), out)
+        try:
+            results.close()
+        except OSError:  # a reader that left: the BrokenPipeError that brought us here says so
+            pass
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

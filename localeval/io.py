@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, Protocol
 from pydantic_core import from_json
 
 from localeval.errors import InputError
-from localeval.samples import Sample, parse_sample, parse_sample_json
+from localeval.samples import LEGACY_NAMES, Sample, mapped_field, parse_sample, parse_sample_json
 
 STDIN = "-"
 MAX_LINE_BYTES = 64 << 20  # one limit for every line localeval reads (inputs, results, labels): far above any real one, far below running out of memory
@@ -140,10 +140,16 @@ def _looks_utf16(raw: bytes, number: int) -> bool:
 
 
 def _replaced(obj: Any, field_map: Mapping[str, str], number: int) -> str | None:
-    """What --map replaced on this line: a field the line has itself, read instead from its key."""
+    """What --map replaced on this line: a field the line has itself (under its ragas name or a
+    legacy one), read instead from the mapped key; each named as the line writes it."""
     if not isinstance(obj, dict):
         return None
-    both = [(key, field) for key, field in field_map.items() if key in obj and field in obj and key != field]
+    both = []
+    for key, target in field_map.items():
+        field = mapped_field(target)
+        own = [name for name in (field, *(legacy for legacy, ragas in LEGACY_NAMES.items() if ragas == field)) if name in obj and name not in field_map]
+        if key in obj and own:
+            both.append((key, own[0]))
     if not both:
         return None
     pairs = ", ".join(f"'{field}' by '{key}'" for key, field in both)

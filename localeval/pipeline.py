@@ -17,29 +17,29 @@ calls this). In order:
 from __future__ import annotations
 
 import hashlib
-import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import nullcontext, redirect_stdout
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
-from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, is_regular_or_new, locked_for_writing, refuse_overlaps
+from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, diverted_stdout, is_regular_or_new, locked_for_writing, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
+from localeval.interrupts import watching_ctrl_c
 from localeval.io import MAX_LINE_BYTES, Record, read_records
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
 from localeval.judge.spec import JudgeSpec
-from localeval.metrics import BUILTIN, REGISTRY, Metric, calibration_tasks, create_metric, metric_class
+from localeval.metrics import BUILTIN, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
 from localeval.provenance import describe_run, resume_differences
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.results import ResultRow, RunHeader, dumps_json, parse_line
 from localeval.runner import score
-from localeval.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample
+from localeval.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample, mapped_field
 from localeval.settings import LOCAL_RAY, RunSettings
 from localeval.summary import Summary
 
@@ -112,7 +112,7 @@ def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
     if duplicates:
         raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")
     for name in settings.options:
-        if name not in names and metric_class(name) is None:
+        if name not in names and not is_metric_name(name):
             raise ConfigError(f"an option is set for '{name}', which is no metric; known metrics: {', '.join(sorted(REGISTRY))}")
     # Options for a known metric that is not selected are left aside: a config file may set options
     # for every metric, and `-m` on the command line narrows the run.
@@ -130,7 +130,7 @@ def _selected(gates: dict[str, float], metrics: Sequence[Metric[Any]]) -> dict[s
     """The gates (thresholds or minimum means) of the selected metrics, and of unknown names (which
     Summary refuses): a gate for a known metric left out of the run is left aside, as its options are."""
     names = {m.name for m in metrics}
-    return {name: value for name, value in gates.items() if name in names or metric_class(name) is None}
+    return {name: value for name, value in gates.items() if name in names or not is_metric_name(name)}
 
 
 @dataclass(frozen=True)
@@ -174,9 +174,13 @@ def _check_map(settings: RunSettings) -> None:
     target would otherwise pass the key through as an unknown field, and the metric would say
     the field is missing on every line."""
     known = [*Sample.model_fields, *LEGACY_NAMES, LEGACY_LIST_REFERENCE]
+    read_from: dict[str, str] = {}  # ragas field -> the key mapped onto it
     for key, field in settings.map.items():
         if field not in known:
             raise ConfigError(f"--map {key}={field}: '{field}' is not a field localeval reads; the fields are {', '.join(Sample.model_fields)}")
+        other = read_from.setdefault(mapped_field(field), key)
+        if other != key:
+            raise ConfigError(f"--map {other}=... and --map {key}={field} both read the field '{mapped_field(field)}'; keep one")
 
 
 def _read_previous(handle: IO[bytes], path: str, provenance: dict[str, Any], summary: Summary, done: _DoneLines, last_line: int) -> None:
@@ -225,12 +229,8 @@ def _write_header(handle: IO[bytes], provenance: dict[str, Any], path: str) -> N
 
 
 def _open_stream(output: str) -> IO[bytes]:
-    """Standard output, or a device or pipe named by -o (/dev/null, a FIFO): written as a
-    stream, without the run header, a lock or resume."""
-    if output == STDIO:
-        if sys.stdout is None:  # started with standard output closed
-            raise ConfigError("-o -: standard output is closed, so the results have nowhere to go; give -o FILE")
-        return sys.stdout.buffer
+    """A device or pipe named by -o (/dev/null, a FIFO): written as a stream, without the run
+    header, a lock or resume (standard output is `files.diverted_stdout`'s)."""
     try:
         return open(output, "wb")
     except OSError as error:
@@ -250,24 +250,27 @@ class _Sink:
         if need_rows and results is None:
             self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
 
-    def write(self, row: ResultRow) -> None:
-        """Append a row; a disk that is full (or fails) ends the run with exit 3, naming the
-        file, with the rows before it kept (a resume continues them). A reader of standard
-        output that left (BrokenPipeError) is the CLI's to handle."""
-        line = row.to_line(timing=self.timing)
+    def write(self, row: ResultRow) -> ResultRow:
+        """Append a row, as it can be read back (`ResultRow.writable`: never a line longer than a
+        results line may be), and return it as written; a disk that is full (or fails) ends the
+        run with exit 3, naming the file, with the rows before it kept (a resume continues them).
+        A reader of standard output that left (BrokenPipeError) is the CLI's to handle."""
+        row, line = row.writable(timing=self.timing)
+        data = line.encode("utf-8")
         try:
             if self.results is not None:
-                self.results.write(line.encode("utf-8"))
+                self.results.write(data)
                 self.results.flush()
             if self.stream is not None:
-                self.stream.write(line.encode("utf-8"))
+                self.stream.write(data)
                 self.stream.flush()
         except BrokenPipeError:
             raise
         except OSError as error:
             raise cannot_write("results to", self.name, error) from None
         if self.spool is not None:
-            self.spool.write(line.encode("utf-8"))
+            self.spool.write(data)
+        return row
 
     def rows(self) -> Iterator[ResultRow]:
         """Every row of the run, in line order, read back from disk."""
@@ -364,11 +367,13 @@ def score_file(
     row, `on_message` each line that could not be read. Ctrl-C raises Interrupted,
     with the results so far on disk.
     """
-    # With the results on standard output, whatever else prints there (a metric plugin's print)
-    # goes to standard error: stdout carries JSON lines and nothing else.
-    stdout = _open_stream(STDIO) if settings.output == STDIO else None
-    with redirect_stdout(sys.stderr) if stdout is not None and sys.stderr is not None else nullcontext():
-        return _score_file(settings, judge, stdout, on_start, on_row, on_message)
+    # With the results on standard output, whatever else writes there (a metric plugin's print, its
+    # child process, C code) goes to standard error: stdout carries JSON lines and nothing else.
+    with watching_ctrl_c():
+        if settings.output == STDIO:
+            with diverted_stdout() as stdout:
+                return _score_file(settings, judge, stdout, on_start, on_row, on_message)
+        return _score_file(settings, judge, None, on_start, on_row, on_message)
 
 
 def _score_file(
@@ -432,8 +437,8 @@ def _run(
         if on_start is not None:
             on_start(done.count)
         try:
-            for row in source.rows(done, hashed.size if hashed is not None else None):
-                sink.write(row)
+            for scored in source.rows(done, hashed.size if hashed is not None else None):
+                row = sink.write(scored)  # as written: the summary counts what the file holds
                 written += 1
                 summary.add(row)
                 if row.unreadable and on_message is not None:

@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any
 
 from localeval.judge.spec import SPEED_KEY
-from localeval.metrics import Metric
+from localeval.metrics import Metric, plugin_package
 from localeval.settings import RunSettings
 
 PACKAGES = ("localeval", "rapidfuzz", "pysbd", "pydantic", "numpy", "llama_cpp_python")
@@ -27,11 +27,15 @@ def _version(package: str) -> str | None:
 
 
 def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: dict[str, Any] | None, input_sha256: str | None) -> dict[str, Any]:
-    """`judge` is the judge's own description (`Judge.describe()`), or None."""
+    """`judge` is the judge's own description (`Judge.describe()`), or None. A metric from
+    another package adds its class, package and version under "plugins" (a run of the built-ins
+    has no such key)."""
+    plugins = {m.name: found for m in metrics if (found := plugin_package(type(m))) is not None}
     return {
         "localeval": _version("localeval"),
         "input": {"path": settings.input, "sha256": input_sha256},
         "metrics": {m.name: m.describe_params() for m in metrics},
+        **({"plugins": plugins} if plugins else {}),
         "map": dict(settings.map),
         "judge": judge,
         "execution": {"ray": settings.ray} if settings.ray is not None else {"ray": None},
@@ -42,7 +46,8 @@ def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: d
 
 
 def _identity(run: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a provenance that decide the scores: all but the judge's speed settings."""
+    """The parts of a provenance that decide the scores: all but the judge's speed settings (a
+    plugin's package and version included: another version may score otherwise)."""
     judge = run.get("judge")
     return {
         "input": (run.get("input") or {}).get("sha256"),
@@ -50,6 +55,7 @@ def _identity(run: dict[str, Any]) -> dict[str, Any]:
         "map": run.get("map"),
         "judge": {k: v for k, v in judge.items() if k != SPEED_KEY} if isinstance(judge, dict) else judge,
         "localeval": run.get("localeval"),
+        "plugins": run.get("plugins") or {},
     }
 
 

@@ -25,6 +25,8 @@ from localeval.errors import InputError
 from localeval.io import MAX_LINE_BYTES, bounded_lines
 
 INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
+OMITTED_KEY = "omitted"  # the one details key of a metric whose details were left out of a row too long to write
+MAX_ERROR_CHARS = 2000  # an error text in a row too long to write is cut to this
 FORMAT = "localeval-results"
 FORMAT_VERSION = 1
 
@@ -86,6 +88,40 @@ class ResultRow:
 
     def to_line(self, *, timing: bool = True) -> str:
         return dumps_line(self.to_dict(timing=timing))
+
+    def writable(self, *, timing: bool = True) -> tuple[ResultRow, str]:
+        """The row as it can be written, and its line: never longer than a results line may be
+        (MAX_LINE_BYTES, beyond which `report`, `--resume` and the reports refuse a line). A
+        longer row (details that quote a huge input, a huge passed-through field) is written
+        without its passed-through fields and details, each metric's details saying so, and with
+        its error texts cut short: its scores, errors, usage and timing stay. A row whose id alone
+        is too long becomes an error for its input line."""
+        line = self.to_line(timing=timing)
+        size = _encoded_size(line)
+        if size <= MAX_LINE_BYTES:
+            return self, line
+        note = (
+            f"details left out: this sample's result row was {size / (1 << 20):.1f} MiB, more than the {MAX_LINE_BYTES >> 20} MiB "
+            "a results line may have (its passed-through fields are left out too)"
+        )
+        slim = ResultRow(
+            line=self.line, id=self.id, scores=self.scores, details={name: {OMITTED_KEY: note} for name in self.details},
+            errors={name: _cut(text) for name, text in self.errors.items()}, usage=self.usage, timing=self.timing,
+        )
+        line = slim.to_line(timing=timing)
+        if _encoded_size(line) <= MAX_LINE_BYTES:
+            return slim, line
+        failed = ResultRow(line=self.line, errors={INPUT_ERROR_KEY: f"its result row was {size / (1 << 20):.1f} MiB and its id alone is too long for a results line"})
+        return failed, failed.to_line(timing=timing)
+
+
+def _encoded_size(line: str) -> int:
+    """The line's size in UTF-8 bytes, counted only when its length in characters leaves doubt."""
+    return len(line) if len(line) * 4 <= MAX_LINE_BYTES else len(line.encode("utf-8"))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_CHARS else f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS:,} characters cut)"
 
 
 class Outcome(str, Enum):

@@ -3,7 +3,13 @@
 Samples are scored in batches so the string metrics can vectorise across
 samples; when a judge metric is selected the batch is as many samples as the
 judge takes at once (one in process, several on a server), so results appear
-(and are written) as soon as they are judged.
+(and are written) as soon as they are judged. Without a judge the batch is sized
+by time (`next_batch_size`): as many samples as took about BATCH_SECONDS in the
+last batch, so the string metrics fill a vectorised batch of STRING_BATCH in
+milliseconds while the verifier, or a slow metric from another package, hands
+its rows on about every second: an interruption loses seconds of work, not 512
+samples'. Scores never depend on how samples are batched (a resume batches
+differently too).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from itertools import islice
 from typing import Any, TypeVar, cast
 
 from localeval.errors import ConfigError, InputError, JudgeError
+from localeval.interrupts import ctrl_c_pressed, users_interrupt
 from localeval.io import Record
 from localeval.judge import Judge
 from localeval.judge.shared import SharedVerdicts
@@ -29,7 +36,9 @@ PROMPT_EVALUATED = "prompt_evaluated"
 WAIT_SECONDS = 0.1  # how often the main thread looks up from waiting for judge calls
 T = TypeVar("T")
 R = TypeVar("R")
-STRING_BATCH = 512  # samples per vectorised batch: large enough to amortise, small enough to stream
+STRING_BATCH = 512  # the most samples per batch without a judge: enough to amortise a vectorised metric
+BATCH_SECONDS = 1.0  # what a batch without a judge should take: rows reach the results about this often
+BATCH_GROWTH = 4  # a batch is at most this many times the last one: a few fast samples do not promise the rest are
 
 SampleLike = Sample | Mapping[str, Any] | Record
 MetricLike = str | Metric[Any]
@@ -84,7 +93,8 @@ def score(
     if judge is not None:
         for metric in selected:  # a calibration that does not fit stops here, before any sample
             metric.check_calibration(judge.calibration)
-    batch_size = concurrency(judge) if any(m.uses_judge() for m in selected) else STRING_BATCH
+    judged = any(m.uses_judge() for m in selected)
+    batch_size = concurrency(judge) if judged else 1
     records = (r for r in _as_records(samples) if r.line not in skip_lines)
     while True:
         batch: list[Record] = []
@@ -93,11 +103,24 @@ def score(
             batch.extend(islice(records, batch_size))
         except InputError as error:  # a strict reader: still score what came before the bad line
             stop = error
-        yield from _score_records(batch, selected, judge)
+        started = time.perf_counter()
+        rows = _score_records(batch, selected, judge)
+        took = time.perf_counter() - started
+        yield from rows
         if stop is not None:
             raise stop
         if len(batch) < batch_size:
             return
+        if not judged:
+            batch_size = next_batch_size(len(batch), took)
+
+
+def next_batch_size(done: int, seconds: float) -> int:
+    """The next batch without a judge: as many samples as take about BATCH_SECONDS at the last
+    batch's pace (`done` samples in `seconds`), at most BATCH_GROWTH times the last batch and
+    STRING_BATCH, at least one."""
+    pace = done * BATCH_SECONDS / seconds if seconds > 0 else float(STRING_BATCH)
+    return max(1, min(STRING_BATCH, done * BATCH_GROWTH, int(pace)))
 
 
 def _new_row(line: int, sample_id: Any, **fields: Any) -> ResultRow:
@@ -193,17 +216,23 @@ def concurrency(judge: Judge | None) -> int:
 def _safe_score(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[Score]:
     """A judge failure on one sample (for example, it cannot fit) is that sample's error, not the
     run's. What a metric returns is checked here, where it enters the pipeline (`_checked`); a
-    metric from another package that raises fails its samples, naming it, not the run."""
+    metric from another package that raises fails its samples, naming it, not the run: whatever
+    it raises (SystemExit, asyncio.CancelledError, a KeyboardInterrupt of its own, with no
+    Ctrl-C behind it), short of the user's Ctrl-C, which stops the run even when the metric
+    turned it into another exception."""
     try:
         scores = metric.score_batch(samples, judge)
     except JudgeError as error:
         if len(samples) == 1:
             return [Score.failed(str(error))]
         return [_safe_score(metric, [s], judge)[0] for s in samples]
-    except (Exception, SystemExit) as error:
-        if _is_builtin(metric):
-            raise  # localeval's own bug: reported as one, with its traceback
-        message = f"{_origin(metric)} raised {type(error).__name__}: {error}"
+    except BaseException as error:  # noqa: BLE001 - another package's code may raise anything
+        if _is_builtin(metric) or users_interrupt(error):
+            raise  # localeval's own bug (reported as one, with its traceback), or the user's Ctrl-C
+        if ctrl_c_pressed():
+            raise KeyboardInterrupt from None
+        own = " of its own, with no Ctrl-C behind it" if isinstance(error, KeyboardInterrupt) else ""
+        message = f"{_origin(metric)} raised {type(error).__name__}{own}: {error}"
         return [Score.failed(message) for _ in samples]
     return _checked(metric, scores, len(samples))
 

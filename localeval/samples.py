@@ -47,16 +47,20 @@ class Sample(BaseModel):
         return dict(self.__pydantic_extra__ or {})
 
 
+def mapped_field(target: str) -> str:
+    """The ragas field a --map target names: a legacy name is its ragas field (`--map gen=answer`
+    reads `gen` as `response`)."""
+    return LEGACY_NAMES.get(target, target)
+
+
 def _rename_legacy(obj: dict[str, Any], field_map: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Apply the user's field map, then map legacy keys to ragas names; return the new
-    dict and ragas->user key names, which let an error name the key as the user wrote it.
-    """
+    """Map the line's own legacy keys to ragas names, then apply the user's field map (which
+    replaces a field the line has itself, as `--map gen=response` replaces the line's `response`);
+    return the new dict and ragas->user key names, which let an error name the key as the user
+    wrote it. An error only ever names keys the line has."""
     data = dict(obj)
+    mapped = {source: data.pop(source) for source in field_map if source in data}
     written_as: dict[str, str] = {}
-    for source, target in field_map.items():
-        if source in data:
-            data[target] = data.pop(source)
-            written_as[target] = source
     for legacy, name in LEGACY_NAMES.items():
         if legacy not in data:
             continue
@@ -65,6 +69,10 @@ def _rename_legacy(obj: dict[str, Any], field_map: Mapping[str, str]) -> tuple[d
             raise ValueError(f"'{legacy}' and '{name}' are both given and differ; keep one")
         data.setdefault(name, value)
         written_as.setdefault(name, legacy)
+    for source, value in mapped.items():
+        target = mapped_field(field_map[source])
+        data[target] = value
+        written_as[target] = source
     if LEGACY_LIST_REFERENCE in data:
         truths = data.pop(LEGACY_LIST_REFERENCE)
         if not isinstance(truths, list) or not all(isinstance(t, str) for t in truths):

@@ -6,6 +6,13 @@ compensated running sum, and the median comes from a `ScoreDistribution`, which
 is exact while a metric has at most MAX_DISTINCT distinct scores (ratios of small
 counts, as every localeval metric produces, rarely have more) and otherwise
 within half a bin (BIN_WIDTH / 2 = 0.00005) of the exact median.
+
+The mean's 95% interval follows the small-sample rule of the prediction-powered interval's
+labelled part (localeval.ppi): its variance is computed as if one more sample disagreed with
+the others by the whole [0, 1] range, and it uses Student's t with n - 1 degrees of freedom. Two
+samples of 1.0 have no spread, and a plain mean +- 1.96 standard errors would call 1.0 certain;
+with the rule, fewer than FEWEST_TO_SETTLE scored samples always give the whole 0-1, so no interval
+gate is settled by a handful of samples, and the extra fades as 1 / n.
 """
 
 from __future__ import annotations
@@ -18,13 +25,34 @@ from typing import Any, Literal
 
 from localeval.errors import ConfigError
 from localeval.gold import Gold
-from localeval.ppi import MIN_LABELS, prediction_powered
+from localeval.ppi import MIN_LABELS, prediction_powered, t_quantile_975
 from localeval.results import Outcome, ResultRow
 
 MAX_DISTINCT = 10_000
 BINS = 10_000
 BIN_WIDTH = 1.0 / BINS
-Z95 = 1.959964  # the normal distribution's two-sided 95% quantile
+# Student's t 0.975 quantiles where ppi's expansion is not yet within 2e-5 of them (below 9 degrees of freedom)
+_T975_FEW = {1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912, 7: 2.364624, 8: 2.306004}
+
+
+def t975(freedom: int) -> float:
+    """Student's t two-sided 95% quantile with `freedom` degrees of freedom (>= 1)."""
+    return _T975_FEW.get(freedom) or t_quantile_975(freedom)
+
+
+def _narrowest_half_width(count: int) -> float:
+    """The half-width of the 95% interval of `count` scores that all agree: the rule's extra
+    sample alone ((n / (n + 1)) / n / n of variance), times t."""
+    return t975(count - 1) * math.sqrt(1.0 / ((count + 1) * count))
+
+
+# Below this many scored samples the interval is always the whole [0, 1] (its narrowest half-width
+# reaches 1): an interval gate cannot be settled.
+FEWEST_TO_SETTLE = next(n for n in range(2, 100) if _narrowest_half_width(n) < 1.0)
+SMALL_SAMPLE_RULE = (
+    "the 95% interval counts one more sample disagreeing by the whole 0-1 range and uses Student's t, "
+    f"so below {FEWEST_TO_SETTLE} scored samples it spans 0-1 and settles no interval gate"
+)
 # What --min-mean compares. "mean": the mean. The two interval gates read the 95% interval (the
 # prediction-powered one for a labelled metric): "fail-if-confidently-below" fails only when the
 # whole interval is below the minimum (its UPPER bound), giving a small sample the benefit of the
@@ -102,12 +130,15 @@ class ScoreDistribution:
 
     def interval(self) -> tuple[float, float] | None:
         """An approximate 95% interval for the mean of the population these samples come from
-        (mean +- 1.96 standard errors, within [0, 1]): how far the mean of another sample of the
-        same pipeline may fall. None below 2 scores."""
-        mean, error = self.mean(), self.standard_error()
-        if mean is None or error is None:
+        (within [0, 1]): how far the mean of another sample of the same pipeline may fall. The
+        small-sample rule (module docstring): the variance as if one more score disagreed by the
+        whole range, ((n - 1) var + n / (n + 1)) / n, and Student's t with n - 1 degrees of
+        freedom. None below 2 scores."""
+        mean, n = self.mean(), self.count
+        if mean is None or n < 2:
             return None
-        return max(0.0, mean - Z95 * error), min(1.0, mean + Z95 * error)
+        half = t975(n - 1) * math.sqrt((max(self._squares, 0.0) + n / (n + 1)) / n / n)
+        return max(0.0, mean - half), min(1.0, mean + half)
 
     def _value_at(self, rank: int) -> float:
         """The value of 0-based rank `rank` in sorted order (a bin's midpoint once binned)."""
@@ -315,6 +346,8 @@ class Summary:
                 value = bounds[side] if bounds else None
                 if value is None:
                     reason = f"no 95% interval from {tally.scores.count} scored sample(s): an interval needs 2"
+                elif tally.scores.count < FEWEST_TO_SETTLE:
+                    reason = f"{tally.scores.count} scored samples settle nothing: {SMALL_SAMPLE_RULE}"
         if value is None and reason is None:
             reason = "nothing was scored"
         if tally.errors:

@@ -152,9 +152,11 @@ def assert_metric(
 ) -> list[dict[str, Any]]:
     """Assert every sample scores >= threshold on `metric`; return the results.
 
-    A sample that could not be scored fails; a NaN score (metric undefined for the
-    sample) fails only with allow_nan=False. The judge metrics need `judge`
-    (for example `shared_judge()`).
+    The rule of the command line's `-t`: a sample that could not be scored fails; a NaN score
+    (metric undefined for the sample) fails only with allow_nan=False; and a gate that read no
+    score at all (an empty input, every sample NaN: every response blank, nothing retrieved)
+    fails, saying that nothing was scored. The judge metrics need `judge` (for example
+    `shared_judge()`).
     """
     built = create_metric(metric, options)
     if built.uses_judge() and judge is None:
@@ -163,12 +165,19 @@ def assert_metric(
     if not run.results:
         raise AssertionError(f"no sample to check {metric} on: an empty input never passes (as on the command line)")
     failing = []
+    passed = 0
     for result in run.results:
         row = ResultRow(**result)
         outcome = row.outcome(metric, threshold)
+        passed += outcome is Outcome.PASS
         if outcome in (Outcome.FAIL, Outcome.ERROR) or (outcome is Outcome.NAN and not allow_nan):
             failing.append(f"  {row.id} (line {row.line}): {metric} = {score_text(row, metric)}: {explain(row, metric)}")
     if failing:
         header = f"{len(failing)} of {len(run.results)} samples below {metric} >= {threshold}:"
         raise AssertionError("\n".join([header, *failing]))
+    if not passed:  # nothing failed and nothing passed: every sample is NaN
+        raise AssertionError(
+            f"nothing was scored: {metric} is undefined (NaN) for all {len(run.results)} samples, so the gate read no score "
+            "and does not pass (as on the command line)"
+        )
     return run.results

@@ -191,3 +191,14 @@ def test_real_subprocess_exit_codes_and_no_llama_import(write_jsonl, tmp_path):
     assert "id_context_recall" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-m", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown metric" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_report_draws_every_builtin_metric_and_caps_a_crafted_file_naming_more_than_max_report_metrics(tmp_path):
+    from localeval.cli import MAX_REPORT_METRICS
+
+    assert MAX_REPORT_METRICS >= 4 * len(BUILTIN)  # room for every built-in metric and plugins', whatever their number
+    names = [f"m{i}" for i in range(MAX_REPORT_METRICS + 6)]
+    results = tmp_path / "r.jsonl"
+    results.write_text(json.dumps({"id": 1, "line": 1, "scores": dict.fromkeys(names, 0.5), "details": {}, "errors": {}}) + "\n")
+    result = CliRunner().invoke(cli, ["report", str(results), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0 and f"names {len(names)} metrics; the report shows the first {MAX_REPORT_METRICS}" in result.output

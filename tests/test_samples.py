@@ -76,3 +76,43 @@ def test_non_object_is_an_error():
 def test_bool_is_not_an_id():
     with pytest.raises(InputError):
         parse_sample({"retrieved_context_ids": [True]})
+
+
+@pytest.mark.parametrize(
+    ("target", "line", "own"),
+    [
+        ("answer", {"gen": "X", "response": "Y"}, "response"),  # a map onto a legacy name, on a line with the ragas name
+        ("response", {"gen": "X", "answer": "Y"}, "answer"),  # a map onto the ragas name, on a line with the legacy name
+        ("answer", {"gen": "X", "answer": "Y"}, "answer"),
+    ],
+)
+def test_a_map_onto_a_legacy_name_reads_its_field_and_names_only_keys_the_line_has(tmp_path, target, line, own):
+    """`--map gen=answer` reads `gen` as `response`, as `--map gen=response` does: it replaces the
+    line's own value and says so, naming the keys the user wrote (it used to refuse the line
+    naming 'answer' and 'response', which the line did not both have)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+    from localeval.io import read_records
+
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."], **line}) + "\n")
+    record = next(read_records(str(data), field_map={"gen": target}))
+    assert record.error is None and record.sample is not None and record.sample.response == "X"
+    assert record.notice is not None and f"'{own}' by 'gen'" in record.notice
+    said = CliRunner().invoke(cli, ["score", str(data), "-m", "faithfulness", "--verifier", "--map", f"gen={target}", "-q"])
+    assert said.exit_code == 0, said.output
+    assert f"'{own}' by 'gen'" in said.output and ("'answer' and 'response'" not in said.output)
+
+
+def test_two_maps_onto_one_field_are_refused_naming_both(tmp_path):
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+
+    data = tmp_path / "samples.jsonl"
+    data.write_text('{"a": "X", "b": "Y"}\n')
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "faithfulness", "--verifier", "--map", "a=answer", "--map", "b=response"])
+    assert result.exit_code == 2 and "--map a=... and --map b=response both read the field 'response'" in result.output

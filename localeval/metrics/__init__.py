@@ -21,12 +21,14 @@ import sys
 from collections.abc import Mapping
 from contextlib import redirect_stdout
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions
+from importlib.metadata import version as metadata_version
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError
+from localeval.interrupts import users_interrupt
 from localeval.metrics.base import Metric, Score
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_precision import IdContextPrecision
@@ -55,6 +57,7 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
 )
 REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
+_PACKAGES: dict[str, tuple[str, str]] = {}  # entry-point name -> the distribution that declares it, and its version
 
 
 def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
@@ -83,16 +86,38 @@ def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
 def load_plugins() -> None:
     """Register every metric installed packages declare, once; a broken one is left out with its
     reason. A plugin's import may raise anything, SystemExit too (a `sys.exit()` at import must not
-    decide localeval's exit code): everything short of Ctrl-C is caught. Its prints go to
-    standard error."""
+    decide localeval's exit code): everything short of the user's Ctrl-C is caught (a KeyboardInterrupt
+    the package raises itself is its failure: localeval.interrupts). Its prints go to standard error."""
     for entry in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(entry, "dist", None)
+        if dist is not None:
+            _PACKAGES[entry.name] = (str(dist.metadata["Name"]), str(dist.version))
         try:
             with redirect_stdout(sys.stderr):
                 register_metric(entry.load())
-        except KeyboardInterrupt:
-            raise
         except BaseException as error:  # noqa: BLE001 - a third-party package may raise anything while loading
+            if users_interrupt(error):
+                raise
             PLUGIN_ERRORS[entry.name] = f"{entry.value}: {type(error).__name__}: {error}"
+
+
+def plugin_package(cls: type[Metric[Any]]) -> dict[str, str | None] | None:
+    """Where a metric from another package comes from: its class, and the installed package that
+    declares it (or, for a class registered by code, that holds its module) with its version;
+    None for a built-in. A results header records it, so a resume after the package changed is
+    refused instead of mixing two versions' scores."""
+    if cls in BUILTIN:
+        return None
+    name, version = _PACKAGES.get(cls.name, (None, None))
+    if name is None:
+        found = packages_distributions().get(cls.__module__.split(".")[0], [])
+        if found:
+            name = found[0]
+            try:
+                version = metadata_version(name)
+            except PackageNotFoundError:
+                version = None
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "package": name, "version": version}
 
 
 def shadowing_plugins() -> list[str]:
@@ -101,6 +126,13 @@ def shadowing_plugins() -> list[str]:
     builtin = {cls.name for cls in BUILTIN}
     return [f"{entry.value} declares the metric '{entry.name}', a built-in metric's name: the built-in is used"
             for entry in entry_points(group=ENTRY_POINT_GROUP) if entry.name in builtin]
+
+
+def is_metric_name(name: str) -> bool:
+    """Whether `name` is a metric's: registered, or declared by an installed package, read from
+    its metadata (nothing is imported). What a run asks of a name it does not score (options or a
+    gate in a config file, left aside): a run of the built-ins imports no plugin."""
+    return name in REGISTRY or any(entry.name == name for entry in entry_points(group=ENTRY_POINT_GROUP))
 
 
 def metric_class(name: str) -> type[Metric[Any]] | None:
@@ -173,10 +205,17 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"metric '{name}' option '{key}': {first['msg'].removeprefix('Value error, ')}") from None
-    return cls(params)
+    if cls in BUILTIN:
+        return cls(params)
+    try:
+        return cls(params)
+    except BaseException as error:  # noqa: BLE001 - another package's constructor may raise anything
+        if users_interrupt(error):
+            raise
+        raise ConfigError(f"metric '{name}' ({cls.__module__}.{cls.__qualname__}) could not be built: {type(error).__name__}: {error}") from None
 
 
 __all__ = [
-    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "list_metrics", "load_plugins", "metric_class",
+    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class", "plugin_package",
     "register_metric", "shadowing_plugins",
 ]

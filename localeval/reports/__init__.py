@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from localeval.interrupts import users_interrupt
 from localeval.metrics import BUILTIN, metric_class
-from localeval.results import INPUT_ERROR_KEY, ResultRow
+from localeval.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
 
 
 def explain(row: ResultRow, metric: str) -> str:
@@ -21,6 +22,8 @@ def explain(row: ResultRow, metric: str) -> str:
     if metric not in row.scores:
         return "not scored in this run"
     details = row.details.get(metric)
+    if details is not None and set(details) == {OMITTED_KEY}:  # left out of a row too long to write: it says why
+        return str(details[OMITTED_KEY])
     cls = metric_class(metric)  # a plugin's metric in a results file: its package explains its details
     if cls is None or details is None:
         return ""
@@ -28,7 +31,9 @@ def explain(row: ResultRow, metric: str) -> str:
         return cls.explain_raw(details)
     try:
         return str(cls.explain_raw(details))
-    except Exception as error:  # noqa: BLE001 - another package's code: its failure is its row's text, not the report's end
+    except BaseException as error:  # noqa: BLE001 - another package's code: its failure is its row's text, not the report's end
+        if users_interrupt(error):
+            raise
         return f"details not explained: {cls.__module__}.{cls.__qualname__}.explain raised {type(error).__name__}"
 
 
@@ -67,15 +72,25 @@ MAX_LISTED = 5  # left-out label rows named one by one; the rest are counted
 
 def gate_text(name: str, m: Any) -> str:
     """A min_mean gate in words: which figure it read (the mean, or which bound of which
-    interval), how it compared, and why it is not met when the number alone does not say."""
+    interval), how it compared, and why it is not met (or met on few samples) when the number alone does not say."""
     words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
     value = m.get("gated_value", m["mean"])
     if value is None:
         text = f"{name} {words}: none"
     else:
         text = f"{name} {words} {number(value)} {'>=' if value >= m['min_mean'] else '<'} {m['min_mean']}"
-    reason = m.get("gate_reason")
-    return text + (f" ({reason}): not met" if reason and not m["mean_ok"] else "")
+    reason = m.get("gate_reason")  # also on a gate met: one met by the benefit of a small sample's doubt says so
+    return text + (f" ({reason})" if reason else "") + (": not met" if reason and not m["mean_ok"] else "")
+
+
+def threshold_reading(name: str, m: Any) -> str | None:
+    """How many samples a `-t` gate read, when NaN samples (the metric undefined for them: neither
+    pass nor fail, ragas' rule) left some out: one scored sample among many NaN passes a gate, and
+    the reader should see on how few it rests."""
+    if "threshold" not in m or not m.get("nan"):
+        return None
+    read = m.get("passed", 0) + m.get("failed", 0)
+    return f"{name} threshold read {read} of {m['count']} samples ({m['nan']} NaN: undefined for the sample, neither pass nor fail)"
 
 
 def _ppi_note(name: str, m: Any, ppi: Any) -> str:

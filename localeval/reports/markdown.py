@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import markdown_cell
-from localeval.reports import FIGURE_WORDS, NOISE_NOTE, explain, interval, number, score_text, uncertainty_notes
+from localeval.reports import FIGURE_WORDS, NOISE_NOTE, explain, interval, number, score_text, threshold_reading, uncertainty_notes
 from localeval.results import Outcome, ResultRow
 
 MAX_FAILURES = 50  # failing samples listed; the rest are counted
@@ -16,7 +16,7 @@ def _gate_cell(m: Mapping[str, Any]) -> str:
     """The min mean cell: the minimum, the figure the gate read (which may be a prediction-powered
     bound, not the plain figures beside it) and its value, and the verdict with its reason."""
     words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
-    reason = f": {markdown_cell(m['gate_reason'])}" if m.get("gate_reason") and not m["mean_ok"] else ""
+    reason = f": {markdown_cell(m['gate_reason'])}" if m.get("gate_reason") else ""
     return f"{number(m['min_mean'])}, read on the {words} {number(m.get('gated_value', m['mean']))} ({'ok' if m['mean_ok'] else 'not met'}{reason})"
 
 
@@ -34,7 +34,8 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str
             f"| {markdown_cell(name)} | {number(m['mean'])} | {number(m.get('stderr'))} | {interval(m.get('ci95'))} | {number(m['median'])} | {m['scored']} | {m['nan']} | "
             f"{m['errors']} | {number(m.get('threshold'))} | {number(m.get('pass_rate'))} | {min_mean} |\n"
         )
-    notes = ([NOISE_NOTE] if any(m.get("ci95") for m in metrics.values()) else []) + uncertainty_notes(summary)
+    readings = [reading for name, m in metrics.items() if (reading := threshold_reading(name, m)) is not None]
+    notes = readings + ([NOISE_NOTE] if any(m.get("ci95") for m in metrics.values()) else []) + uncertainty_notes(summary)
     if notes:
         out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
     gated = {name: m["threshold"] for name, m in metrics.items() if "threshold" in m}

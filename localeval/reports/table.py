@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.escaping import plain
-from localeval.reports import NOISE_NOTE, gate_text, interval, number, uncertainty_notes
+from localeval.reports import NOISE_NOTE, gate_text, interval, number, threshold_reading, uncertainty_notes
 
 
 def summary_table(summary: Mapping[str, Any]) -> str:
@@ -33,6 +33,8 @@ def summary_table(summary: Mapping[str, Any]) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     tail = f"{summary['samples']} samples, {summary['input_errors']} unreadable"
     for name, m in summary["metrics"].items():
+        if (reading := threshold_reading(name, m)) is not None:
+            tail += f", {plain(reading)}"
         if "min_mean" in m:
             tail += f", {plain(gate_text(name, m))}"
             low, high = m.get("ci95") or (None, None)

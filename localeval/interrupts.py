@@ -1,0 +1,56 @@
+"""Telling the user's Ctrl-C from a KeyboardInterrupt that code raised.
+
+Python raises KeyboardInterrupt when SIGINT arrives (its default handler), and any code may raise
+one itself: a metric from another package that does `raise KeyboardInterrupt`. The first is the
+user stopping the run (exit 130, resumable); the second is that package failing, and must fail
+its samples like anything else it raises, or the run would stop as if the user had asked, and
+every resume would stop again at the same sample. While `watching_ctrl_c()` is active the
+default handler is wrapped so that a signal leaves a mark first; `users_interrupt(error)` reads
+it. Where nothing watches (another thread started the run, or the caller handles SIGINT itself),
+every KeyboardInterrupt is taken as the user's, as Python does.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+_signalled = threading.Event()
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _signalled.set()
+    signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt, as without the watch
+
+
+@contextmanager
+def watching_ctrl_c() -> Iterator[None]:
+    """Mark SIGINT before it raises KeyboardInterrupt, while the block runs: only in the main
+    thread and with SIGINT at Python's default (a SIGINT ignored, under `nohup`, stays ignored;
+    a caller's own handler is left alone). Nested watches are one watch."""
+    install = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if not install:
+        yield
+        return
+    _signalled.clear()
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def ctrl_c_pressed() -> bool:
+    """Whether SIGINT came while a watch was active."""
+    return _signalled.is_set()
+
+
+def users_interrupt(error: BaseException) -> bool:
+    """Whether `error` stops the run for the user: a KeyboardInterrupt after a SIGINT, or any
+    KeyboardInterrupt where no watch can tell (SIGINT not wrapped by `watching_ctrl_c`)."""
+    if not isinstance(error, KeyboardInterrupt):
+        return False
+    return _signalled.is_set() or signal.getsignal(signal.SIGINT) is not _on_sigint
