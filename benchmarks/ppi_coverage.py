@@ -60,7 +60,7 @@ def labels_alone(human: np.ndarray, labelled: np.ndarray) -> tuple[float, float]
 def localeval_figures(metric: np.ndarray, human: np.ndarray, labelled: np.ndarray, key: str) -> tuple[float, float]:
     """localeval's interval (`ci95`), or its labels-only one computed the same way (`labels_only_ci95`)."""
     pairs = [(float(f), float(h)) for f, h in zip(metric[labelled], human[labelled])]
-    low, high = prediction_powered(len(metric), float(metric.mean()), float(metric.var(ddof=1)), pairs)[key]
+    low, high = getattr(prediction_powered(len(metric), float(metric.mean()), float(metric.var(ddof=1)), pairs), key)
     return low, high
 
 

@@ -34,4 +34,4 @@ def evaluate(
     for row in score(samples, selected, judge=judge):
         summary.add(row)
         results.append(row.to_dict())
-    return Evaluation(results, summary.to_dict())
+    return Evaluation(results, summary.figures().to_json_dict())

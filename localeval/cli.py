@@ -27,6 +27,7 @@ from localeval.calibration import read_calibration_file
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
 from localeval.escaping import plain
 from localeval.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
+from localeval.gates import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES
 from localeval.gold import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
 from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
@@ -39,7 +40,7 @@ from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.settings import LOCAL_RAY, build_settings, describe_source
-from localeval.summary import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES, Summary
+from localeval.summary import Summary
 
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 # The most metrics `report` draws (each is a column of every row and a chart): many times what the
@@ -264,15 +265,14 @@ def score_command(
     finally:
         if bar:
             bar[0].close()
-    for name, figures in outcome.summary["metrics"].items():
-        if figures["errors"]:
-            gated = "threshold" in figures or "min_mean" in figures
-            hint = "; an unscored sample fails its gate" if gated else "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
-            click.echo(f"localeval: {figures['errors']} of {figures['count']} samples could not be scored by {name} (their errors are in the results{hint})", err=True)
-    if outcome.summary["nothing_scored"]:
+    for name, figures in outcome.figures.metrics.items():
+        if figures.errors:
+            hint = "; an unscored sample fails its gate" if figures.gated else "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
+            click.echo(f"localeval: {figures.errors} of {figures.count} samples could not be scored by {name} (their errors are in the results{hint})", err=True)
+    if outcome.figures.nothing_scored:
         click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
     if not quiet:
-        click.echo(summary_table(outcome.summary), err=output == STDIO)
+        click.echo(summary_table(outcome.figures), err=output == STDIO)
     sys.exit(outcome.exit_code)
 
 
@@ -346,7 +346,7 @@ def report_command(results_path: Path, output: str, title: str, labels_path: str
     shown, total = worst_rows(counted(rows_only(read_results(results_path, on_error=lambda _: None))), names, MAX_TABLE_ROWS)
     histograms = {name: summary.distribution(name).histogram(BINS) for name in names}
     with atomic_text(output, "-o") as out:
-        write_html(out, shown, total, summary.to_dict(), histograms, title)
+        write_html(out, shown, total, summary.figures(), histograms, title)
     for problem in problems:
         click.echo(f"localeval: {plain(problem)}", err=True)
     click.echo(output)

@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from localeval.calibration import checked_calibration
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
+from localeval.figures import SummaryFigures
 from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, diverted_stdout, is_regular_or_new, locked_for_writing, refuse_overlaps
 from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.interrupts import watching_ctrl_c
@@ -48,12 +49,14 @@ SPOOL_BYTES = 8 << 20  # rows kept in memory for the reports when there is no re
 
 @dataclass
 class RunOutcome:
-    """What a run concluded: the summary (with the run's provenance under "run"), the exit
-    code it calls for, and how many rows this run wrote."""
+    """What a run concluded: the summary as --summary-json writes it (with the run's provenance
+    under "run"), the exit code it calls for, how many rows this run wrote, and the summary's
+    figures typed (what the command line and the reports read)."""
 
     summary: dict[str, Any]
     exit_code: int
     written: int
+    figures: SummaryFigures
 
 
 class _DoneLines:
@@ -286,13 +289,14 @@ class _Sink:
                     yield item
 
 
-def _write_reports(settings: RunSettings, report: dict[str, Any], sink: _Sink) -> None:
+def _write_reports(settings: RunSettings, figures: SummaryFigures, report: dict[str, Any], sink: _Sink) -> None:
+    """The reports from `figures`; --summary-json is `report`, the figures' JSON with the run's provenance."""
     if settings.junit_xml:
         with atomic_text(settings.junit_xml, "--junit-xml") as out:
-            write_junit(out, sink.rows(), report)
+            write_junit(out, sink.rows(), figures)
     if settings.markdown:
         with atomic_text(settings.markdown, "--markdown") as out:
-            write_markdown(out, sink.rows(), report)
+            write_markdown(out, sink.rows(), figures)
     if settings.summary_json:
         with atomic_text(settings.summary_json, "--summary-json") as out:
             out.write(dumps_json(report, indent=2) + "\n")
@@ -450,14 +454,15 @@ def _run(
             raise Interrupted(f"interrupted after {written} samples{where}") from None
         if hashed is not None and on_message is not None:
             _tell_if_grown(settings.input, hashed, on_message)
-        report = {**summary.to_dict(), "run": provenance}
-        _write_reports(settings, report, sink)
-    if summary.input_errors:
+        figures = summary.figures()
+        report = {**figures.to_json_dict(), "run": provenance}
+        _write_reports(settings, figures, report, sink)
+    if figures.input_errors:
         code = EXIT_USAGE
-    elif settings.fail_on_error and summary.errors:
+    elif settings.fail_on_error and figures.errors:
         code = EXIT_THRESHOLD_FAILED
-    elif summary.thresholds_met:
+    elif figures.thresholds_met:
         code = EXIT_OK
     else:
         code = EXIT_THRESHOLD_FAILED
-    return RunOutcome(report, code, written)
+    return RunOutcome(report, code, written, figures)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 MIN_LABELS = 10
@@ -83,29 +84,48 @@ def _pulled_spread(mean: float, n: int, quantile: float) -> float:
     return pulled * (1 - pulled)
 
 
-def prediction_powered(count: int, mean: float | None, variance: float | None, pairs: Sequence[tuple[float, float]]) -> dict[str, Any]:
-    """The PPI++ estimate of a metric's mean from every scored sample (`count`, `mean`, sample
-    `variance`: their running moments) and the labelled ones (`pairs` of the metric's score and
-    the human's, each a sample also counted in `count`).
-
-    Returns `labelled` (n), `human_mean`, `min_labels`, and from MIN_LABELS labelled samples on
-    `mean`, `stderr`, `ci95`, `lambda` (the metric's weight: 0 = it did not help), the labels-only
+@dataclass(frozen=True)
+class PredictionPowered:
+    """A labelled metric's prediction-powered figures: `labelled` (n), `human_mean` (None without
+    labels), `min_labels`, and from MIN_LABELS labelled samples on (None before) `mean`, `stderr`,
+    `ci95`, `weight` (lambda, the metric's weight: 0 = it did not help), the labels-only
     `labels_only_ci95`, `width_ratio` (this interval's width over the labels-only one: 1.0 = the
     metric did not help, 0.5 = it halved the interval) and `effective_labels` (how many labels
-    alone would give this width: n / width_ratio^2); None where there is no estimate."""
+    alone would give this width: n / width_ratio^2)."""
+
+    labelled: int
+    human_mean: float | None
+    min_labels: int = MIN_LABELS
+    mean: float | None = None
+    stderr: float | None = None
+    ci95: tuple[float, float] | None = None
+    weight: float | None = None
+    labels_only_ci95: tuple[float, float] | None = None
+    width_ratio: float | None = None
+    effective_labels: float | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The summary's `ppi` block (the weight under its name in the paper, `lambda`)."""
+        return {
+            "labelled": self.labelled, "min_labels": self.min_labels, "human_mean": self.human_mean, "mean": self.mean, "stderr": self.stderr,
+            "ci95": list(self.ci95) if self.ci95 else None, "lambda": self.weight,
+            "labels_only_ci95": list(self.labels_only_ci95) if self.labels_only_ci95 else None, "width_ratio": self.width_ratio,
+            "effective_labels": self.effective_labels,
+        }
+
+
+def prediction_powered(count: int, mean: float | None, variance: float | None, pairs: Sequence[tuple[float, float]]) -> PredictionPowered:
+    """The PPI++ estimate of a metric's mean from every scored sample (`count`, `mean`, sample
+    `variance`: their running moments) and the labelled ones (`pairs` of the metric's score and
+    the human's, each a sample also counted in `count`); no estimate below MIN_LABELS pairs."""
     n = len(pairs)
-    figures: dict[str, Any] = {
-        "labelled": n, "min_labels": MIN_LABELS, "human_mean": _mean([h for _, h in pairs]) if n else None,
-        "mean": None, "stderr": None, "ci95": None, "lambda": None, "labels_only_ci95": None, "width_ratio": None,
-        "effective_labels": None,
-    }
     if n < MIN_LABELS or mean is None:
-        return figures
+        return PredictionPowered(n, _mean([h for _, h in pairs]) if n else None)
     metric, human = [f for f, _ in pairs], [h for _, h in pairs]
     rest, rest_mean, rest_variance = _unlabelled_moments(count, mean, variance or 0.0, metric)
     unseen = n / (n + 1)  # what one more label, disagreeing by the whole range, adds to the sum of squares
     quantile = t_quantile_975(n - 1)
-    human_mean = figures["human_mean"]
+    human_mean = _mean(human)
     observed, pulled = human_mean * (1 - human_mean), _pulled_spread(human_mean, n, quantile)
     # The labelled part's spread at the Agresti-Coull mean (below); labels that all agree on 0 or 1
     # have no spread to scale, and are read as what they are: n binary labels.
@@ -123,13 +143,14 @@ def prediction_powered(count: int, mean: float | None, variance: float | None, p
     weight = min(1.0, max(0.0, shrink * _covariance(human, metric) / denominator)) if rest >= 2 and denominator > 0 else 0.0
     estimate = weight * rest_mean + _mean([h - weight * f for f, h in pairs])
     error, alone = math.sqrt(variance_at(weight)), math.sqrt(variance_at(0.0))
-    figures.update(
+    return PredictionPowered(
+        n,
+        human_mean,
         mean=min(1.0, max(0.0, estimate)),
         stderr=error,
-        ci95=[max(0.0, estimate - quantile * error), min(1.0, estimate + quantile * error)],
-        labels_only_ci95=[max(0.0, human_mean - quantile * alone), min(1.0, human_mean + quantile * alone)],
+        ci95=(max(0.0, estimate - quantile * error), min(1.0, estimate + quantile * error)),
+        weight=weight,
+        labels_only_ci95=(max(0.0, human_mean - quantile * alone), min(1.0, human_mean + quantile * alone)),
         width_ratio=error / alone,
         effective_labels=n * (alone / error) ** 2,
-        **{"lambda": weight},
     )
-    return figures

@@ -21,8 +21,8 @@ from pydantic import BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt,
 
 from localeval.errors import ConfigError
 from localeval.files import read_small_file
+from localeval.gates import RETIRED_GATE_MODES, GateOn
 from localeval.judge.spec import JudgeSpec
-from localeval.summary import RETIRED_GATE_MODES, GateOn
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from localeval.cli import cli
-from localeval.summary import FEWEST_TO_SETTLE, ScoreDistribution
+from localeval.gates import FEWEST_TO_SETTLE
+from localeval.summary import ScoreDistribution
 
 # id_context_recall of one retrieved id "a" against these references
 REFERENCES = {1.0: ["a"], 0.0: ["b"]}

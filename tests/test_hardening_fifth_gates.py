@@ -145,17 +145,17 @@ def test_ppi_plus_plus_matches_a_hand_calculation():
     # disagreeing by the whole range); its minimiser: lambda = s cov(h, f) / (s var(f) + var(u)/N), s = (n-1)/n^2.
     shrink = (n - 1) / n**2
     weight = shrink * statistics.covariance(h, f) / (shrink * statistics.variance(f) + statistics.variance(unlabelled) / big_n)
-    assert 0 < weight < 1 and math.isclose(figures["lambda"], weight)
+    assert 0 < weight < 1 and math.isclose(figures.weight, weight)
     rectified = [y - weight * x for x, y in pairs]
     estimate = weight * statistics.fmean(unlabelled) + statistics.fmean(rectified)
     error = math.sqrt(weight**2 * statistics.variance(unlabelled) / big_n + ((n - 1) * statistics.variance(rectified) + n / (n + 1)) / n**2)
     alone = math.sqrt(((n - 1) * statistics.variance(h) + n / (n + 1)) / n**2)
-    assert math.isclose(figures["mean"], estimate) and math.isclose(figures["stderr"], error)
+    assert math.isclose(figures.mean, estimate) and math.isclose(figures.stderr, error)
     t9 = 2.262157
-    assert figures["ci95"] == pytest.approx([estimate - t9 * error, estimate + t9 * error], abs=1e-4)
-    assert figures["labels_only_ci95"] == pytest.approx([0.5 - t9 * alone, 0.5 + t9 * alone], abs=1e-4)
-    assert math.isclose(figures["width_ratio"], error / alone) and figures["width_ratio"] < 1
-    assert math.isclose(figures["effective_labels"], n * (alone / error) ** 2) and figures["labelled"] == n
+    assert figures.ci95 == pytest.approx([estimate - t9 * error, estimate + t9 * error], abs=1e-4)
+    assert figures.labels_only_ci95 == pytest.approx([0.5 - t9 * alone, 0.5 + t9 * alone], abs=1e-4)
+    assert math.isclose(figures.width_ratio, error / alone) and figures.width_ratio < 1
+    assert math.isclose(figures.effective_labels, n * (alone / error) ** 2) and figures.labelled == n
 
 
 def test_labels_that_all_agree_do_not_give_a_zero_width_interval():
@@ -165,12 +165,12 @@ def test_labels_that_all_agree_do_not_give_a_zero_width_interval():
     # label disagreeing by 1: (10 * m (1 - m) + 10/11) / 10^2, standard error 0.15216, lower bound
     # 1 - 2.262157 * 0.15216 = 0.6558 (issue 50: near 0 and 1 the labels' own spread understates it).
     figures = prediction_powered(20, 0.0, 0.0, [(0.0, 1.0)] * 10)
-    assert figures["lambda"] == 0.0 and figures["mean"] == 1.0
+    assert figures.weight == 0.0 and figures.mean == 1.0
     t9 = 2.262157
     pulled = (10 + t9**2 / 2) / (10 + t9**2)
-    assert math.isclose(figures["stderr"], math.sqrt((10 * pulled * (1 - pulled) + 10 / 11) / 100), rel_tol=1e-5)
-    assert figures["ci95"][0] == pytest.approx(0.6558, abs=1e-4) and figures["ci95"][1] == 1.0
-    assert prediction_powered(20, 0.0, 0.0, [(0.0, 1.0)] * (MIN_LABELS - 1))["mean"] is None
+    assert math.isclose(figures.stderr, math.sqrt((10 * pulled * (1 - pulled) + 10 / 11) / 100), rel_tol=1e-5)
+    assert figures.ci95[0] == pytest.approx(0.6558, abs=1e-4) and figures.ci95[1] == 1.0
+    assert prediction_powered(20, 0.0, 0.0, [(0.0, 1.0)] * (MIN_LABELS - 1)).mean is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -181,8 +181,8 @@ def test_labels_that_all_agree_do_not_give_a_zero_width_interval():
 def test_ppi_plus_plus_is_never_wider_than_the_labels_alone(pairs, unlabelled):
     every = [f for f, _ in pairs] + unlabelled
     figures = prediction_powered(len(every), statistics.fmean(every), statistics.variance(every), pairs)
-    assert 0.0 <= figures["lambda"] <= 1.0 and figures["width_ratio"] <= 1.0 + 1e-9
-    assert 0.0 <= figures["ci95"][0] <= figures["mean"] <= figures["ci95"][1] <= 1.0
+    assert 0.0 <= figures.weight <= 1.0 and figures.width_ratio <= 1.0 + 1e-9
+    assert 0.0 <= figures.ci95[0] <= figures.mean <= figures.ci95[1] <= 1.0
 
 
 def test_a_metric_that_tracks_the_labels_narrows_the_interval():
@@ -191,7 +191,7 @@ def test_a_metric_that_tracks_the_labels_narrows_the_interval():
     every = [f for f, _ in pairs] + unlabelled
     figures = prediction_powered(len(every), statistics.fmean(every), statistics.variance(every), pairs)
     # the residuals are all 0, so the unseen label is all of the labelled part's variance: about half the width
-    assert figures["lambda"] > 0.9 and figures["width_ratio"] < 0.6 and figures["effective_labels"] > 3 * len(pairs)
+    assert figures.weight > 0.9 and figures.width_ratio < 0.6 and figures.effective_labels > 3 * len(pairs)
 
 
 def test_two_labels_never_pass_a_gate_and_the_output_says_how_many_labels_there_are(tmp_path):
@@ -293,9 +293,9 @@ def test_a_label_whose_id_two_samples_have_labels_neither(tmp_path):
 
     for line, sample_id in ((1, "dup"), (2, "dup"), (3, "other")):
         summary.add(ResultRow(id=sample_id, line=line, scores={"context_recall": 1.0}))
-    figures = summary.to_dict()
-    assert figures["metrics"]["context_recall"]["ppi"]["labelled"] == 1  # only "other"
-    assert figures["labels"]["ambiguous"] == 1 and figures["labels"]["ambiguous_ids"] == ["dup"] and figures["labels"]["matched"] == 1
+    figures = summary.figures()
+    assert figures.metrics["context_recall"].ppi.labelled == 1  # only "other"
+    assert figures.labels.ambiguous == 1 and figures.labels.ambiguous_ids == ("dup",) and figures.labels.matched == 1
     assert data.exists()
 
 

@@ -80,7 +80,7 @@ def test_labels_for_a_metric_the_run_does_not_score_are_named_as_unused(tmp_path
     for text in (result.output, markdown.read_text()):
         assert "the labels for context_precision, faithfulness are not used: this run does not score them" in text
     used = Summary(["context_precision", "faithfulness"], gold=read_gold(str(labels)))
-    assert used.to_dict()["labels"]["unused_metrics"] == []
+    assert used.figures().labels.unused_metrics == ()
 
 
 # A row describes the sample it names, or it is left out.

@@ -26,15 +26,15 @@ def test_the_labelled_spread_is_read_at_the_agresti_coull_mean_by_hand():
     scale = pulled * (1 - pulled) / (0.3 * 0.7)
     shrink = (n - 1) / n**2 * scale
     weight = shrink * statistics.covariance(h, f) / (shrink * statistics.variance(f) + statistics.variance(unlabelled) / big_n)
-    assert 0 < weight < 1 and math.isclose(figures["lambda"], weight, rel_tol=1e-5)
+    assert 0 < weight < 1 and math.isclose(figures.weight, weight, rel_tol=1e-5)
     rectified = [y - weight * x for x, y in pairs]
     estimate = weight * statistics.fmean(unlabelled) + statistics.fmean(rectified)
     error = math.sqrt(weight**2 * statistics.variance(unlabelled) / big_n + ((n - 1) * statistics.variance(rectified) * scale + n / (n + 1)) / n**2)
     alone = math.sqrt(((n - 1) * statistics.variance(h) * scale + n / (n + 1)) / n**2)
-    assert math.isclose(figures["mean"], estimate, rel_tol=1e-5) and math.isclose(figures["stderr"], error, rel_tol=1e-5)
-    assert figures["ci95"] == pytest.approx([max(0.0, estimate - t9 * error), estimate + t9 * error], abs=1e-4)
-    assert figures["labels_only_ci95"] == pytest.approx([max(0.0, 0.3 - t9 * alone), 0.3 + t9 * alone], abs=1e-4)
-    assert figures["width_ratio"] < 1 and math.isclose(figures["width_ratio"], error / alone, rel_tol=1e-6)
+    assert math.isclose(figures.mean, estimate, rel_tol=1e-5) and math.isclose(figures.stderr, error, rel_tol=1e-5)
+    assert figures.ci95 == pytest.approx([max(0.0, estimate - t9 * error), estimate + t9 * error], abs=1e-4)
+    assert figures.labels_only_ci95 == pytest.approx([max(0.0, 0.3 - t9 * alone), 0.3 + t9 * alone], abs=1e-4)
+    assert figures.width_ratio < 1 and math.isclose(figures.width_ratio, error / alone, rel_tol=1e-6)
 
 
 def test_fifty_labels_of_0_do_not_rule_out_a_human_mean_of_0_05():
@@ -45,10 +45,10 @@ def test_fifty_labels_of_0_do_not_rule_out_a_human_mean_of_0_05():
     figures = prediction_powered(200, statistics.fmean(metric), statistics.variance(metric), [(m, 0.0) for m in metric[:50]])
     t49 = t_quantile_975(49)
     pulled = (t49**2 / 2) / (50 + t49**2)
-    assert math.isclose(figures["stderr"], math.sqrt((50 * pulled * (1 - pulled) + 50 / 51) / 2500), rel_tol=1e-6)
-    assert figures["ci95"][0] == 0.0 and figures["ci95"][1] == pytest.approx(0.0670, abs=1e-4) and figures["ci95"][1] > 0.05
+    assert math.isclose(figures.stderr, math.sqrt((50 * pulled * (1 - pulled) + 50 / 51) / 2500), rel_tol=1e-6)
+    assert figures.ci95[0] == 0.0 and figures.ci95[1] == pytest.approx(0.0670, abs=1e-4) and figures.ci95[1] > 0.05
     mirrored = prediction_powered(200, statistics.fmean(metric), statistics.variance(metric), [(m, 1.0) for m in metric[:50]])
-    assert mirrored["ci95"][0] == pytest.approx(1 - 0.0670, abs=1e-4)
+    assert mirrored.ci95[0] == pytest.approx(1 - 0.0670, abs=1e-4)
 
 
 @pytest.mark.parametrize("human_mean", [0.05, 0.95])
@@ -63,6 +63,6 @@ def test_the_interval_covers_a_human_mean_near_0_or_1_at_least_95_percent_of_the
         metric = (rng.random(200) < 0.8).astype(float)
         labelled = rng.choice(200, size=50, replace=False)
         pairs = [(float(f), float(h)) for f, h in zip(metric[labelled], human[labelled])]
-        low, high = prediction_powered(200, float(metric.mean()), float(metric.var(ddof=1)), pairs)["ci95"]
+        low, high = prediction_powered(200, float(metric.mean()), float(metric.var(ddof=1)), pairs).ci95
         covered += low <= human_mean <= high
     assert covered / draws >= 0.95

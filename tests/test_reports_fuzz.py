@@ -59,7 +59,7 @@ def test_every_report_format_takes_any_rows_and_adds_no_markup(data):
     summary = Summary(names, {names[0]: 0.5})
     for row in parsed:
         summary.add(row)
-    figures = summary.to_dict()
+    figures = summary.figures()
 
     page = io.StringIO()
     shown, total = worst_rows(iter(parsed), names, 1000)

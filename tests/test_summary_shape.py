@@ -90,8 +90,8 @@ def _outputs(scenario: str, directory: Path) -> dict[str, str]:
     summary = Summary(METRICS, spec.get("thresholds"), spec.get("min_mean"), gate_on=spec.get("gate_on", "mean"), gold=gold)
     for row in rows:
         summary.add(row)
-    figures = summary.to_dict()
-    outputs = {"json": dumps_json(figures, indent=2) + "\n", "txt": summary_table(figures) + "\n"}
+    figures = summary.figures()
+    outputs = {"json": dumps_json(figures.to_json_dict(), indent=2) + "\n", "txt": summary_table(figures) + "\n"}
     for suffix, write in (("md", write_markdown), ("xml", write_junit)):
         out = io.StringIO()
         write(out, iter(rows), figures)
@@ -115,4 +115,4 @@ def test_a_binned_median_says_how_close_it_is():
     summary = Summary(["m"])
     for line in range(1, 10_003):
         summary.add(ResultRow(line=line, id=line, scores={"m": line / 10_003}))
-    assert dumps_json(summary.to_dict(), indent=2) + "\n" == (EXPECTED / "binned.json").read_text(encoding="utf-8")
+    assert dumps_json(summary.figures().to_json_dict(), indent=2) + "\n" == (EXPECTED / "binned.json").read_text(encoding="utf-8")

@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from localeval.cli import cli
+from localeval.figures import MetricFigures, SummaryFigures
+from localeval.gates import MeanGate
 from localeval.reports.table import summary_table
 from localeval.summary import ScoreDistribution
 
@@ -37,8 +39,9 @@ def test_one_score_has_no_interval():
 
 
 def test_the_table_shows_the_interval_and_warns_when_a_gate_sits_inside_it():
-    metric = {"count": 40, "scored": 40, "mean": 0.62, "stderr": 0.05, "ci95": [0.522, 0.718], "median": 0.6, "nan": 0, "errors": 0, "min_mean": 0.6, "mean_ok": True}
-    table = summary_table({"samples": 40, "input_errors": 0, "thresholds_met": True, "nothing_scored": False, "metrics": {"context_recall": metric}})
+    gate = MeanGate(minimum=0.6, on="mean", figure="mean", value=0.62, ok=True, reason=None)
+    metric = MetricFigures(count=40, scored=40, mean=0.62, stderr=0.05, ci95=(0.522, 0.718), median=0.6, nan=0, errors=0, gate=gate)
+    table = summary_table(SummaryFigures(samples=40, input_errors=0, labels=None, thresholds_met=True, nothing_scored=False, metrics={"context_recall": metric}))
     assert "0.522-0.718" in table and "within the mean's 95% interval" in table
 
 
@@ -54,10 +57,10 @@ def test_the_prediction_powered_mean_corrects_the_metric_by_the_labelled_residua
     pairs = [(0.0, 0.0), (0.4, 1.0)] * 5  # the metric tracks the labels, but reads 0.3 low on average
     every = [0.0, 0.4] * 5 + [0.0, 0.4] * 50
     figures = prediction_powered(len(every), statistics.fmean(every), statistics.variance(every), pairs)
-    assert figures["labelled"] == 10 and figures["lambda"] == 1.0  # it tracks them exactly: full weight (classic PPI)
-    assert math.isclose(figures["mean"], 0.2 + 0.3)  # the unlabelled samples' mean, corrected by the mean residual
-    assert figures["ci95"][0] < figures["mean"] < figures["ci95"][1] <= 1.0
-    assert prediction_powered(len(every), 0.5, 0.1, pairs[:2])["mean"] is None  # two labels: no estimate, and it says how many
+    assert figures.labelled == 10 and figures.weight == 1.0  # it tracks them exactly: full weight (classic PPI)
+    assert math.isclose(figures.mean, 0.2 + 0.3)  # the unlabelled samples' mean, corrected by the mean residual
+    assert figures.ci95[0] < figures.mean < figures.ci95[1] <= 1.0
+    assert prediction_powered(len(every), 0.5, 0.1, pairs[:2]).mean is None  # two labels: no estimate, and it says how many
 
 
 def _ids_file(tmp_path, overlaps):

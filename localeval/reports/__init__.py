@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from localeval.figures import MetricFigures, SummaryFigures
 from localeval.interrupts import users_interrupt
 from localeval.metrics import BUILTIN, metric_class
+from localeval.ppi import PredictionPowered
 from localeval.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
 
 
@@ -70,64 +72,70 @@ NOISE_NOTE = "95% interval: sampling noise only (where another sample of the sam
 MAX_LISTED = 5  # left-out label rows named one by one; the rest are counted
 
 
-def gate_text(name: str, m: Any) -> str:
+def gate_text(name: str, m: MetricFigures) -> str:
     """A min_mean gate in words: which figure it read (the mean, or which bound of which
     interval), how it compared, and why it is not met (or met on few samples) when the number alone does not say."""
-    words = FIGURE_WORDS.get(m.get("gated_figure", "mean"), str(m.get("gated_figure")))
-    value = m.get("gated_value", m["mean"])
-    if value is None:
+    assert m.gate is not None
+    gate = m.gate
+    words = FIGURE_WORDS.get(gate.figure, gate.figure)
+    if gate.value is None:
         text = f"{name} {words}: none"
     else:
-        text = f"{name} {words} {number(value)} {'>=' if value >= m['min_mean'] else '<'} {m['min_mean']}"
-    reason = m.get("gate_reason")  # also on a gate met: one met by the benefit of a small sample's doubt says so
-    return text + (f" ({reason})" if reason else "") + (": not met" if reason and not m["mean_ok"] else "")
+        text = f"{name} {words} {number(gate.value)} {'>=' if gate.value >= gate.minimum else '<'} {gate.minimum}"
+    reason = gate.reason  # also on a gate met: one met by the benefit of a small sample's doubt says so
+    return text + (f" ({reason})" if reason else "") + (": not met" if reason and not gate.ok else "")
 
 
-def threshold_reading(name: str, m: Any) -> str | None:
+def threshold_reading(name: str, m: MetricFigures) -> str | None:
     """How many samples a `-t` gate read, when NaN samples (the metric undefined for them: neither
     pass nor fail, ragas' rule) left some out: one scored sample among many NaN passes a gate, and
     the reader should see on how few it rests."""
-    if "threshold" not in m or not m.get("nan"):
+    if m.threshold is None or not m.nan:
         return None
-    read = m.get("passed", 0) + m.get("failed", 0)
-    return f"{name} threshold read {read} of {m['count']} samples ({m['nan']} NaN: undefined for the sample, neither pass nor fail)"
+    read = m.threshold.passed + m.threshold.failed
+    return f"{name} threshold read {read} of {m.count} samples ({m.nan} NaN: undefined for the sample, neither pass nor fail)"
 
 
-def _ppi_note(name: str, m: Any, ppi: Any) -> str:
-    if ppi["mean"] is None:
-        return f"{name}: {ppi['labelled']} labelled sample(s); a prediction-powered mean needs at least {ppi.get('min_labels', 2)}"
-    if ppi["lambda"]:
+def _ppi_note(name: str, m: MetricFigures, ppi: PredictionPowered) -> str:
+    if ppi.mean is None:
+        return f"{name}: {ppi.labelled} labelled sample(s); a prediction-powered mean needs at least {ppi.min_labels}"
+    if ppi.weight:
         helped = (
-            f"the metric's weight (lambda) {ppi['lambda']:.2f}: the interval is {ppi['width_ratio']:.2f} x as wide as from the labels alone "
-            f"({interval(ppi['labels_only_ci95'])}), as if there were {ppi['effective_labels']:.0f} labels"
+            f"the metric's weight (lambda) {ppi.weight:.2f}: the interval is {ppi.width_ratio:.2f} x as wide as from the labels alone "
+            f"({interval(ppi.labels_only_ci95)}), as if there were {ppi.effective_labels:.0f} labels"
         )
     else:
         helped = "the metric did not narrow it (lambda 0: the labels alone)"
     return (
-        f"{name}: prediction-powered mean {number(ppi['mean'])}, 95% interval {interval(ppi['ci95'])}, resting on {ppi['labelled']} labelled samples "
-        f"(human mean {number(ppi['human_mean'])}; metric mean {number(m['mean'])} on all {m['scored']}); {helped}"
+        f"{name}: prediction-powered mean {number(ppi.mean)}, 95% interval {interval(ppi.ci95)}, resting on {ppi.labelled} labelled samples "
+        f"(human mean {number(ppi.human_mean)}; metric mean {number(m.mean)} on all {m.scored}); {helped}"
     )
 
 
-def uncertainty_notes(summary: Any) -> list[str]:
+def noise_notes(summary: SummaryFigures) -> list[str]:
+    """NOISE_NOTE, where a metric has a plain interval."""
+    return [NOISE_NOTE] if any(m.ci95 for m in summary.metrics.values()) else []
+
+
+def uncertainty_notes(summary: SummaryFigures) -> list[str]:
     """One line per metric with labelled samples: the prediction-powered mean and interval, how
     many labels it rests on and how much the metric helped; then how the labels joined (ids
     matching no sample, ids matching several, labels for metrics the run does not score, rows left
     out, a file with no id at all)."""
-    notes = [_ppi_note(name, m, m["ppi"]) for name, m in summary["metrics"].items() if m.get("ppi") is not None]
-    labels = summary.get("labels")
+    notes = [_ppi_note(name, m, m.ppi) for name, m in summary.metrics.items() if m.ppi is not None]
+    labels = summary.labels
     if labels:
-        if not labels.get("rows_with_id", 1):
-            notes.append(f"the labels file {labels.get('file')} has no row with an id, so no sample is labelled (rows without an id only serve localeval calibrate)")
-        if labels["unmatched"]:
-            notes.append(f"{labels['unmatched']} labelled sample id(s) match no sample in this run")
-        if labels.get("ambiguous"):
-            shown = ", ".join(repr(i) for i in labels.get("ambiguous_ids", []))
-            notes.append(f"{labels['ambiguous']} labelled id(s) name more than one sample (a repeated id, or an id equal to an id-less sample's line number), so they label none: {shown}")
-        unused = labels.get("unused_metrics") or []
+        if not labels.rows_with_id:
+            notes.append(f"the labels file {labels.file} has no row with an id, so no sample is labelled (rows without an id only serve localeval calibrate)")
+        if labels.unmatched:
+            notes.append(f"{labels.unmatched} labelled sample id(s) match no sample in this run")
+        if labels.ambiguous:
+            shown = ", ".join(repr(i) for i in labels.ambiguous_ids)
+            notes.append(f"{labels.ambiguous} labelled id(s) name more than one sample (a repeated id, or an id equal to an id-less sample's line number), so they label none: {shown}")
+        unused = labels.unused_metrics
         if unused:
             notes.append(f"the labels for {', '.join(unused)} are not used: this run does not score {'it' if len(unused) == 1 else 'them'} (select {'it' if len(unused) == 1 else 'them'} with -m to measure {'its' if len(unused) == 1 else 'their'} bias)")
-        left_out = labels.get("left_out") or []
+        left_out = labels.left_out
         notes += [f"labels: {problem}" for problem in left_out[:MAX_LISTED]]
         if len(left_out) > MAX_LISTED:
             notes.append(f"labels: {len(left_out) - MAX_LISTED} more rows left out")

@@ -12,10 +12,11 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO
 
 from localeval.escaping import html_text
-from localeval.reports import NOISE_NOTE, explain, interval, number, uncertainty_notes
+from localeval.figures import SummaryFigures
+from localeval.reports import explain, interval, noise_notes, number, uncertainty_notes
 from localeval.results import ResultRow
 
 BINS = 10
@@ -117,22 +118,22 @@ def _row_html(row: ResultRow, metrics: Sequence[str]) -> str:
 
 
 def write_html(
-    out: IO[str], shown: Sequence[ResultRow], total: int, summary: Mapping[str, Any], histograms: Mapping[str, Sequence[int]], title: str = "localeval report"
+    out: IO[str], shown: Sequence[ResultRow], total: int, summary: SummaryFigures, histograms: Mapping[str, Sequence[int]], title: str = "localeval report"
 ) -> None:
     """Write the page: `summary` and `histograms` (BINS counts per metric) describe all
     `total` rows, `shown` (from `worst_rows`) are the ones in the table."""
-    metrics = list(summary["metrics"])
+    metrics = list(summary.metrics)
     out.write(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title><style>{STYLE}</style></head><body>\n')
-    out.write(f"<h1>{html_text(title)}</h1><p>{summary['samples']} samples, {summary['input_errors']} unreadable lines.</p>\n")
+    out.write(f"<h1>{html_text(title)}</h1><p>{summary.samples} samples, {summary.input_errors} unreadable lines.</p>\n")
     out.write("<h2>Summary</h2><table><thead><tr><th>metric</th><th>mean</th><th>std err</th><th>95% interval</th><th>median</th><th>scored</th><th>NaN</th><th>errors</th></tr></thead><tbody>\n")
     for name in metrics:
-        m = summary["metrics"][name]
+        m = summary.metrics[name]
         out.write(
-            f"<tr><td>{html_text(name)}</td><td class=num>{number(m['mean'])}</td><td class=num>{number(m.get('stderr'))}</td><td class=num>{interval(m.get('ci95'))}</td><td class=num>{number(m['median'])}</td>"
-            f"<td class=num>{m['scored']}</td><td class=num>{m['nan']}</td><td class=num>{m['errors']}</td></tr>\n"
+            f"<tr><td>{html_text(name)}</td><td class=num>{number(m.mean)}</td><td class=num>{number(m.stderr)}</td><td class=num>{interval(m.ci95)}</td><td class=num>{number(m.median)}</td>"
+            f"<td class=num>{m.scored}</td><td class=num>{m.nan}</td><td class=num>{m.errors}</td></tr>\n"
         )
     out.write("</tbody></table>\n")
-    for note in ([NOISE_NOTE] if any(m.get("ci95") for m in summary["metrics"].values()) else []) + uncertainty_notes(summary):
+    for note in noise_notes(summary) + uncertainty_notes(summary):
         out.write(f"<p>{html_text(note)}</p>\n")
     out.write("<h2>Score distributions</h2><div class=charts>\n")
     for name in metrics:

@@ -13,25 +13,27 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from localeval.escaping import xml_attribute, xml_text
+from localeval.figures import MetricFigures, SummaryFigures
 from localeval.reports import explain, number, score_text
 from localeval.results import Outcome, ResultRow
 
 SPOOL_BYTES = 1 << 20  # a suite's cases stay in memory up to this size, then go to disk
 
 
-def _properties(figures: Mapping[str, Any]) -> dict[str, Any]:
+def _properties(figures: MetricFigures) -> dict[str, Any]:
     """A suite's figures as JUnit properties: the mean with its standard error and 95% interval,
     the prediction-powered ones where there are labels, and a min_mean gate's verdict."""
-    ci95 = figures.get("ci95") or (None, None)
-    found = {"mean": figures.get("mean"), "stderr": figures.get("stderr"), "ci95_low": ci95[0], "ci95_high": ci95[1], "median": figures.get("median")}
-    ppi = figures.get("ppi")
+    ci95 = figures.ci95 or (None, None)
+    found = {"mean": figures.mean, "stderr": figures.stderr, "ci95_low": ci95[0], "ci95_high": ci95[1], "median": figures.median}
+    ppi = figures.ppi
     if ppi is not None:
-        bounds = ppi["ci95"] or (None, None)
-        found.update(ppi_labelled=ppi["labelled"], ppi_mean=ppi["mean"], ppi_stderr=ppi["stderr"], ppi_ci95_low=bounds[0], ppi_ci95_high=bounds[1])
-        found.update(ppi_lambda=ppi.get("lambda"), ppi_width_ratio=ppi.get("width_ratio"))
-    for key in ("threshold", "pass_rate", "min_mean", "min_mean_on", "gated_figure", "gated_value", "mean_ok", "gate_reason"):
-        if key in figures:
-            found[key] = figures[key]
+        bounds = ppi.ci95 or (None, None)
+        found.update(ppi_labelled=ppi.labelled, ppi_mean=ppi.mean, ppi_stderr=ppi.stderr, ppi_ci95_low=bounds[0], ppi_ci95_high=bounds[1])
+        found.update(ppi_lambda=ppi.weight, ppi_width_ratio=ppi.width_ratio)
+    if figures.threshold is not None:
+        found.update(threshold=figures.threshold.minimum, pass_rate=figures.threshold.pass_rate)
+    if figures.gate is not None:
+        found.update(figures.gate.to_json_dict())  # the gate's figures under the summary's names
     return found
 
 
@@ -83,9 +85,9 @@ class _Suite:
         out.write("  </testsuite>\n")
 
 
-def write_junit(out: IO[str], rows: Iterable[ResultRow], summary: Mapping[str, Any]) -> None:
+def write_junit(out: IO[str], rows: Iterable[ResultRow], summary: SummaryFigures) -> None:
     """Write the JUnit XML document for `rows` (one pass) to `out`."""
-    suites = [_Suite(name, figures.get("threshold"), _properties(figures)) for name, figures in summary["metrics"].items()]
+    suites = [_Suite(name, figures.threshold.minimum if figures.threshold else None, _properties(figures)) for name, figures in summary.metrics.items()]
     for row in rows:
         for suite in suites:
             suite.add(row)

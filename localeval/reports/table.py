@@ -2,47 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from localeval.escaping import plain
-from localeval.reports import NOISE_NOTE, gate_text, interval, number, threshold_reading, uncertainty_notes
+from localeval.figures import SummaryFigures
+from localeval.reports import gate_text, interval, noise_notes, number, threshold_reading, uncertainty_notes
 
 
-def summary_table(summary: Mapping[str, Any]) -> str:
+def summary_table(summary: SummaryFigures) -> str:
     """One row a metric, with the threshold verdict when one is set."""
     header = ["metric", "count", "mean", "std err", "95% interval", "median", "nan", "errors", "threshold", "pass rate"]
     rows = [header]
-    for name, m in summary["metrics"].items():
+    for name, m in summary.metrics.items():
         rows.append(
             [
                 plain(name),
-                number(m["count"]),
-                number(m["mean"]),
-                number(m.get("stderr")),
-                interval(m.get("ci95")),
-                number(m["median"]),
-                number(m["nan"]),
-                number(m["errors"]),
-                number(m.get("threshold"), 2),
-                number(m.get("pass_rate")) if "threshold" in m else "-",
+                number(m.count),
+                number(m.mean),
+                number(m.stderr),
+                interval(m.ci95),
+                number(m.median),
+                number(m.nan),
+                number(m.errors),
+                number(m.threshold.minimum if m.threshold else None, 2),
+                number(m.threshold.pass_rate) if m.threshold else "-",
             ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    tail = f"{summary['samples']} samples, {summary['input_errors']} unreadable"
-    for name, m in summary["metrics"].items():
+    tail = f"{summary.samples} samples, {summary.input_errors} unreadable"
+    for name, m in summary.metrics.items():
         if (reading := threshold_reading(name, m)) is not None:
             tail += f", {plain(reading)}"
-        if "min_mean" in m:
+        if m.gate is not None:
             tail += f", {plain(gate_text(name, m))}"
-            low, high = m.get("ci95") or (None, None)
-            if m.get("min_mean_on", "mean") == "mean" and low is not None and high is not None and low < m["min_mean"] <= high:
+            low, high = m.ci95 or (None, None)
+            if m.gate.on == "mean" and low is not None and high is not None and low < m.gate.minimum <= high:
                 tail += " (within the mean's 95% interval: another sample of the same pipeline could fall on the other side)"
-    if summary.get("nothing_scored"):
+    if summary.nothing_scored:
         tail += ", nothing was scored"
-    if any("threshold" in m or "min_mean" in m for m in summary["metrics"].values()):
-        tail += ", thresholds " + ("met" if summary["thresholds_met"] else "NOT met")
-    noise = [NOISE_NOTE] if any(m.get("ci95") for m in summary["metrics"].values()) else []
-    return "\n".join(lines + [tail] + noise + [plain(note) for note in uncertainty_notes(summary)])
+    if any(m.gated for m in summary.metrics.values()):
+        tail += ", thresholds " + ("met" if summary.thresholds_met else "NOT met")
+    return "\n".join(lines + [tail] + noise_notes(summary) + [plain(note) for note in uncertainty_notes(summary)])

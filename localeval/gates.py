@@ -1,0 +1,130 @@
+"""The pass/fail rules of a run's gates: `-t` (every sample's score at least a threshold) and
+`--min-mean` (a metric's mean, or a bound of its 95% interval, at least a minimum).
+
+Apart from the summary's arithmetic so that the one question CI asks, "does this run pass", is
+answered in one small place, and every writer reads the same verdict with its reason. A gate never
+passes on what it could not judge: an unscored sample fails it, and a gate with no sample it could
+judge does not hold (an empty file must not pass a CI step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from localeval.errors import ConfigError
+from localeval.intervals import narrowest_half_width
+from localeval.ppi import MIN_LABELS, PredictionPowered
+
+# Below this many scored samples the interval is always the whole [0, 1] (its narrowest half-width
+# reaches 1): an interval gate cannot be settled.
+FEWEST_TO_SETTLE = next(n for n in range(2, 100) if narrowest_half_width(n) < 1.0)
+SMALL_SAMPLE_RULE = (
+    "the 95% interval counts one more sample disagreeing by the whole 0-1 range and uses Student's t, "
+    f"so below {FEWEST_TO_SETTLE} scored samples it spans 0-1 and settles no interval gate"
+)
+# What --min-mean compares. "mean": the mean. The two interval gates read the 95% interval (the
+# prediction-powered one for a labelled metric): "fail-if-confidently-below" fails only when the
+# whole interval is below the minimum (its UPPER bound), giving a small sample the benefit of the
+# doubt; "pass-if-confidently-above" passes only when the whole interval reaches it (its LOWER bound).
+GateOn = Literal["mean", "fail-if-confidently-below", "pass-if-confidently-above"]
+GATE_MODES: tuple[GateOn, ...] = ("mean", "fail-if-confidently-below", "pass-if-confidently-above")
+RETIRED_GATE_MODES = {
+    "lower": (
+        "'lower' is no longer accepted: it was documented as failing only when the pipeline is worse with confidence, "
+        "but compared the interval's lower bound. Use 'fail-if-confidently-below' (fail only when the interval's upper bound "
+        "is below the minimum) or 'pass-if-confidently-above' (pass only when its lower bound reaches the minimum, what 'lower' did)"
+    ),
+}
+# What each gate mode reads, by whether the interval is the prediction-powered one: the summary's (and JUnit's) names.
+_FIGURES = {
+    ("fail-if-confidently-below", False): "ci95_high",
+    ("fail-if-confidently-below", True): "ppi_ci95_high",
+    ("pass-if-confidently-above", False): "ci95_low",
+    ("pass-if-confidently-above", True): "ppi_ci95_low",
+}
+
+
+def check_gate_on(value: object) -> GateOn:
+    """`value` as a gate mode, or a ConfigError that names the modes (and, for a retired name, why)."""
+    if isinstance(value, str) and value in RETIRED_GATE_MODES:
+        raise ConfigError(f"threshold_on {RETIRED_GATE_MODES[value]}")
+    for mode in GATE_MODES:
+        if value == mode:
+            return mode
+    raise ConfigError(f"threshold_on must be one of {', '.join(GATE_MODES)}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class ThresholdGate:
+    """A `-t` gate's tally: samples at or above `minimum`, and below it or unscored (NaN samples
+    are neither)."""
+
+    minimum: float
+    passed: int
+    failed: int
+
+    @property
+    def pass_rate(self) -> float | None:
+        judged = self.passed + self.failed
+        return self.passed / judged if judged else None
+
+    @property
+    def holds(self) -> bool:
+        """No sample failed, and at least one passed."""
+        return self.failed == 0 and self.passed > 0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"threshold": self.minimum, "passed": self.passed, "failed": self.failed, "pass_rate": self.pass_rate}
+
+
+@dataclass(frozen=True)
+class MeanGate:
+    """What a --min-mean gate read: the mode `on`, the number `value` (None when there is none),
+    its name in the summary `figure` (`mean`, `ci95_low`, `ppi_ci95_high`...), whether it holds,
+    and why not when the number alone does not say (no interval, too few samples or labels,
+    unscored samples); the reason is also there on a gate met by a small sample's benefit of the doubt."""
+
+    minimum: float
+    on: GateOn
+    figure: str
+    value: float | None
+    ok: bool
+    reason: str | None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"min_mean": self.minimum, "min_mean_on": self.on, "gated_figure": self.figure, "gated_value": self.value, "mean_ok": self.ok}
+        if self.reason is not None:
+            found["gate_reason"] = self.reason
+        return found
+
+
+def mean_gate(
+    on: GateOn, minimum: float, *, count: int, errors: int, scored: int, mean: float | None, interval: tuple[float, float] | None, ppi: PredictionPowered | None
+) -> MeanGate:
+    """The --min-mean verdict of a metric with `count` samples, `errors` of them unscored and
+    `scored` scored, whose mean and 95% interval are `mean` and `interval`; an interval gate reads
+    the prediction-powered interval `ppi` when the metric has labels. An unscored sample fails the
+    gate, as it fails a per-sample threshold: a mean over the few samples that could be scored says
+    nothing about the others."""
+    reason = None
+    if on == "mean":
+        value, figure = mean, "mean"
+    else:
+        figure = _FIGURES[(on, ppi is not None)]
+        side = 0 if figure.endswith("low") else 1
+        if ppi is not None:
+            value = ppi.ci95[side] if ppi.ci95 else None
+            if value is None:
+                reason = f"{ppi.labelled} labelled sample(s): a prediction-powered interval needs at least {MIN_LABELS} (label more, or leave --labels out to gate on the plain interval)"
+        else:
+            value = interval[side] if interval else None
+            if value is None:
+                reason = f"no 95% interval from {scored} scored sample(s): an interval needs 2"
+            elif scored < FEWEST_TO_SETTLE:
+                reason = f"{scored} scored samples settle nothing: {SMALL_SAMPLE_RULE}"
+    if value is None and reason is None:
+        reason = "nothing was scored"
+    if errors:
+        reason = f"{errors} of {count} samples could not be scored, and an unscored sample fails a gate"
+    return MeanGate(minimum, on, figure, value, value is not None and value >= minimum and not errors, reason)
