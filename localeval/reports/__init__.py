@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from localeval.figures import MetricFigures, SummaryFigures
+from localeval.gates import MeanGate
 from localeval.interrupts import users_interrupt
 from localeval.metrics import BUILTIN, metric_class
 from localeval.ppi import PredictionPowered
@@ -72,11 +73,9 @@ NOISE_NOTE = "95% interval: sampling noise only (where another sample of the sam
 MAX_LISTED = 5  # left-out label rows named one by one; the rest are counted
 
 
-def gate_text(name: str, m: MetricFigures) -> str:
+def gate_text(name: str, gate: MeanGate) -> str:
     """A min_mean gate in words: which figure it read (the mean, or which bound of which
     interval), how it compared, and why it is not met (or met on few samples) when the number alone does not say."""
-    assert m.gate is not None
-    gate = m.gate
     words = FIGURE_WORDS.get(gate.figure, gate.figure)
     if gate.value is None:
         text = f"{name} {words}: none"
