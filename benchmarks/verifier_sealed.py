@@ -16,19 +16,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from localeval.evidence import statement_evidence  # noqa: E402
-from localeval.fitting import balanced_accuracy  # noqa: E402
-from localeval.metrics.recall import _verified  # noqa: E402
-from localeval.text import split_sentences  # noqa: E402
-from localeval.verifier import Verifier  # noqa: E402
+from localeval.evidence import statement_evidence
+from localeval.fitting import balanced_accuracy
+from localeval.metrics.recall import verified_windows
+from localeval.text import split_sentences
+from localeval.verifier import Verifier
 
+ROOT = Path(__file__).resolve().parents[1]
 SEALED = ROOT / "training" / ".cache" / "sealed"
 SEED = 20261126
 
@@ -65,7 +63,7 @@ def news_figures(verifier: Verifier, samples: list[dict[str, Any]]) -> dict[str,
         sentences = split_sentences(sample["retrieved_contexts"][0])
         statements = sample["statements"]
         evidence = [statement_evidence(s, sentences) for s in statements]
-        found = _verified(verifier, statements, sentences, evidence)
+        found = verified_windows(verifier, statements, sentences, evidence)
         labels.append(int(sample["summary_label"]))
         predicted.append(int(all(logit >= cut for logit, _ in found)))
     return {"n": len(labels), "balanced_accuracy": round(balanced_accuracy(labels, predicted), 4)}

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from accuracy import _held_out  # noqa: E402  (the benchmarks' own hash split: their held-out half stays out)
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmarks' libraries: no package holds them
+import labelled_rows  # noqa: E402  (the benchmarks' own hash split: their held-out half stays out)
 
 SHARED = ROOT.parent / "shared" / "data"
 VALIDATION_SEED = "localeval-verifier-20261125"
@@ -124,7 +124,7 @@ def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
     for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
         for index, paragraph in enumerate(article["paragraphs"]):
             group = f"{article['title']}/{index}"
-            if _held_out("squad", group) != held_out:
+            if labelled_rows.held_out("squad", group) != held_out:
                 continue
             context = paragraph["context"]
             sentences = split_sentences(context)
@@ -145,7 +145,7 @@ def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
 def vitaminc(path: Path, source: str, hold_out: bool) -> Iterator[dict[str, Any]]:
     for item in _jsonl(path):
         group = str(item.get("case_id") or item.get("unique_id") or item["id"])
-        if hold_out and _held_out("vitaminc", group):
+        if hold_out and labelled_rows.held_out("vitaminc", group):
             continue
         yield _row("attribution", item["claim"], item["evidence"], "", int(item["label"] == SUPPORTED), source, group)
 
