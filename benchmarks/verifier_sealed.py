@@ -6,7 +6,8 @@ the split one more validation set). Per source: rows, AUC, and balanced accuracy
 own calibrated cut (pairs as the training rows lay them out); and for the news summaries as
 whole samples, the metric's way (each statement's best window, localeval.metrics.recall), a
 summary called factual when every statement is attributed, balanced accuracy against the
-summary's human label. The numpy runtime scores on the CPU: --per-source caps the rows.
+summary's human label. The numpy runtime scores on the CPU: --per-source caps the rows and
+--news the summaries (seeded samples, the same for every file).
 
     python benchmarks/verifier_sealed.py --file localeval/verifier/verifier.safetensors --file training/.cache/device/verifier.safetensors
 """
@@ -76,6 +77,7 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, default=SEALED / "test_news_samples.jsonl")
     parser.add_argument("--split", default="test", help="the rows' split to score (test; validation for a dry run on other rows)")
     parser.add_argument("--per-source", type=int, default=400, help="at most this many rows per source, seeded (0: all)")
+    parser.add_argument("--news", type=int, default=0, help="at most this many news summaries, seeded (0: all)")
     args = parser.parse_args()
     rows = [r for r in map(json.loads, args.rows.read_text(encoding="utf-8").splitlines()) if r["split"] == args.split]
     if args.per_source:
@@ -85,6 +87,8 @@ def main() -> None:
         rng = random.Random(SEED)
         rows = [r for source in sorted(grouped) for r in rng.sample(grouped[source], min(args.per_source, len(grouped[source])))]
     samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()] if args.samples.is_file() else []
+    if args.news and args.news < len(samples):
+        samples = [samples[i] for i in sorted(random.Random(SEED).sample(range(len(samples)), args.news))]
     report = {}
     for path in args.file:
         verifier = Verifier(str(path), path.read_bytes())

@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +51,25 @@ def validation_logits(verifier: Verifier, rows: list[dict[str, Any]]) -> list[fl
     return logits
 
 
+SEED = 20261126
+
+
+def capped(rows: list[dict[str, Any]], per_source: int) -> list[dict[str, Any]]:
+    """At most `per_source` rows of each source, a seeded sample, in the rows' order."""
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        by_source[row["source"]].append(index)
+    rng = random.Random(SEED)
+    kept = {i for source in sorted(by_source) for i in rng.sample(by_source[source], min(per_source, len(by_source[source])))}
+    return [row for index, row in enumerate(rows) if index in kept]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--file", type=Path, required=True, help="the verifier file to recalibrate (not changed)")
     parser.add_argument("--rows", type=Path, default=ROOT / "training" / ".cache" / "split" / "rows.jsonl", help="prepare_split_data.py's rows: their validation split is read")
     parser.add_argument("--out", type=Path, required=True, help="where the recalibrated copy goes")
+    parser.add_argument("--per-source", type=int, default=0, help="at most this many validation rows per source, seeded (0: all; the CPU's forward pass is the cost)")
     parser.add_argument("--logits", type=Path, help="a JSON cache of the validation logits (written when absent, read when present)")
     args = parser.parse_args()
     refuse_sealed(args.rows)
@@ -61,6 +77,8 @@ def main() -> None:
         parser.error("--out must differ from --file")
     data = args.file.read_bytes()
     rows = [r for r in map(json.loads, args.rows.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation"]
+    if args.per_source:
+        rows = capped(rows, args.per_source)
     verifier = Verifier(str(args.file), loadable(data))
     if args.logits and args.logits.is_file():
         cached = json.loads(args.logits.read_text(encoding="utf-8"))
@@ -76,7 +94,7 @@ def main() -> None:
             args.logits.write_text(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "logits": logits}), encoding="utf-8")
     fitted = calibrate(rows, logits)
     tensors, metadata = read_tensors(data)
-    calibration = {task: {**values, "fitted_on": f"{sum(r['task'] == task for r in rows)} validation rows, numpy runtime logits (training/recalibrate.py)"}
+    calibration = {task: {**values, "fitted_on": f"{sum(r['task'] == task for r in rows)} validation rows{f' (at most {args.per_source} a source)' if args.per_source else ''}, numpy runtime logits (training/recalibrate.py)"}
                    for task, values in fitted.items()}
     written = write_tensors(tensors, {**metadata, "calibration": json.dumps(calibration), "validation": json.dumps(evaluate(rows, logits, fitted))})
     args.out.parent.mkdir(parents=True, exist_ok=True)
