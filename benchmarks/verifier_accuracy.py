@@ -184,8 +184,25 @@ def use_verifier_file(path: Path) -> None:
     from localeval.verifier import Verifier
 
     candidate = Verifier(str(path), path.read_bytes())
+    remember_pairs(candidate)
     for module in (recall, relevance, precision):
         module.load_verifier = lambda: candidate  # type: ignore[attr-defined]
+
+
+def remember_pairs(verifier: Any) -> None:
+    """Score each (task, pair) once per run: the HotpotQA shapes read the same paragraphs again
+    (10, 3 and 1 of them), and a unit's logit depends only on its question, its text and its own
+    paragraph, so the figures are the metric's own at well under half the cost."""
+    scored: dict[tuple[str, tuple[str, str, str]], float] = {}
+    compute = verifier.logits
+
+    def logits(task: str, pairs: Sequence[tuple[str, str, str]]) -> list[float]:
+        new = list(dict.fromkeys(p for p in pairs if (task, p) not in scored))
+        for pair, value in zip(new, compute(task, new) if new else []):
+            scored[(task, pair)] = value
+        return [scored[(task, p)] for p in pairs]
+
+    verifier.logits = logits
 
 
 def main(argv: Iterable[str] | None = None) -> None:
@@ -202,6 +219,10 @@ def main(argv: Iterable[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.verifier_file:
         use_verifier_file(args.verifier_file)
+    elif not args.no_verifier:
+        from localeval.verifier import load_verifier
+
+        remember_pairs(load_verifier())
     scorer = Scorer(not args.no_verifier, args.model)
     tasks = args.task.split(",")
     design = "judge rule" if args.no_verifier else "verifier"
