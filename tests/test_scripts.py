@@ -171,3 +171,25 @@ def test_the_runtime_loads_what_the_fit_writes(calibration, tmp_path):
     data = write_tensors(tensors, {**metadata, "calibration": json.dumps(fitted)})
     loaded = Verifier(str(tmp_path / "v.safetensors"), data)
     assert loaded.calibration["relevance"].scale == fitted["relevance"]["scale"]
+
+
+# -- what the verifier may train on -------------------------------------------------
+
+
+def test_the_dev_questions_never_become_training_rows(tmp_path, monkeypatch):
+    """shared/data prefixes its HotpotQA ids ("hotpotqa-5a8b..."), RPT's records do not: compared
+    as written, 286 of the 300 dev questions the benchmarks score were training rows (issue 48)."""
+    monkeypatch.syspath_prepend(str(ROOT / "training"))
+    import prepare_verifier_data as rows
+
+    shared, rpt = tmp_path / "shared", tmp_path / "rpt"
+    shared.mkdir()
+    rpt.mkdir()
+    (shared / "reserved_hotpotqa_ids.txt").write_text("# reserved\nr1\n", encoding="utf-8")
+    (shared / "relevance_dev.jsonl").write_text(json.dumps({"id": "hotpotqa-d1", "user_input": "Who  wrote Dune?"}) + "\n", encoding="utf-8")
+    records = [{"id": "d1", "question": "Other words"}, {"id": "x2", "question": "who wrote dune?"}, {"id": "r1", "question": "Q"}, {"id": "t1", "question": "Kept?"}]
+    (rpt / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    for name in ("dev", "test"):
+        (rpt / f"{name}.jsonl").write_text(json.dumps(records[-1]) + "\n", encoding="utf-8")
+    monkeypatch.setattr(rows, "SHARED", shared)
+    assert [r["id"] for r in rows.usable_hotpotqa(rpt)] == ["t1"]  # by id (bare), by question text, reserved out, once
