@@ -4,8 +4,9 @@ No fitting, no cross-validation: every figure is the metric's own decision with 
 options (`--no-verifier` scores the judge rule, the metrics' default, through the cached judge,
 for the same rows). Rows (benchmarks/DATA_SOURCES.md, training/DATA.md):
 
-- relevance: shared/data/relevance_dev.jsonl (HotpotQA; never trained on: training takes
-  neither these ids nor the reserved ones) in the shapes of accuracy.py (10, 3 and 1
+- relevance: shared/data/relevance_dev.jsonl (HotpotQA; training takes neither these questions
+  nor the reserved ones since 2026-11-26: before, 286 of the 300 were training rows of every
+  verifier, docs/measured.md) in the shapes of accuracy.py (10, 3 and 1
   paragraphs; without the gold paragraphs); SQuAD 2.0's held-out half (1 and 3 paragraphs;
   a question the paragraph cannot answer);
 - statements: shared/data/attribution_dev.jsonl (SciFact, WiCE) with each question form (none,
