@@ -36,18 +36,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judge_cache import CachedJudge  # noqa: E402
+from judge_cache import CACHE, CachedJudge
+from labelled_rows import DATA as DEV_DATA
 
-from localeval.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic  # noqa: E402
-from localeval.judge import Judge, load_judge  # noqa: E402
-from localeval.metrics import create_metric  # noqa: E402
-from localeval.metrics.ranking import average_precision  # noqa: E402
-from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model  # noqa: E402
-from localeval.samples import Sample  # noqa: E402
+from localeval.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic
+from localeval.judge import Judge, load_judge
+from localeval.metrics import create_metric
+from localeval.metrics.ranking import average_precision
+from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
+from localeval.samples import Sample
 
-DATA = [Path(__file__).resolve().parents[2] / "shared" / "data"]  # --data replaces it (a git worktree sits deeper)
-CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
+DATA = [DEV_DATA]  # --data replaces it
 ORDER_SEED = 44
 
 

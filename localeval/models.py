@@ -49,7 +49,7 @@ class CatalogModel:
     packages: tuple[str, ...]
     # Calibrated combinations of the judge's log-odds and the evidence features, per
     # task ("attribution", "relevance"), fitted on the dev sets by
-    # `benchmarks/accuracy.py --write-catalog` (or a user's `localeval calibrate`) (see localeval.calibration).
+    # `benchmarks/write_catalog.py` (or a user's `localeval calibrate`) (see localeval.calibration).
     calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 

@@ -72,7 +72,7 @@ WINDOWS = 8
 # catalog): the judge's own log-odds, corrected by how much of the statement the
 # context's closest sentence holds. The weights are round numbers of the fitted
 # models' (models/catalog.toml); a fit for your judge is better
-# (benchmarks/accuracy.py --model PATH --write-catalog, for a catalog entry).
+# (benchmarks/write_catalog.py --model PATH, for a catalog entry).
 # The features every statement gets; a calibration must weigh each of them.
 FEATURES = ("judge", "coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing")
 DEFAULT_CALIBRATION = LogisticModel(
@@ -149,9 +149,11 @@ class _Coverage:
         return max((self.by_sentence[i] for i in chunk), default=0.0)
 
 
-def _windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
+def sentence_windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
     """For each sentence, the longest run of sentences from it that fits `budget` tokens (at
-    least the sentence itself), dropping a run that another one contains."""
+    least the sentence itself), dropping a run that another one contains: the windows the
+    verifier reads a context in. Public because training/prepare_split_data.py cuts its
+    training rows' evidence the same way, so the verifier trains on the windows it will read."""
     windows: list[range] = []
     for start in range(len(sentences)):
         end, used = start + 1, lengths[start]
@@ -171,7 +173,7 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
     pairs: list[tuple[str, str, str]] = []
     owners: list[tuple[int, range | None]] = []
     for number, (statement, found) in enumerate(zip(statements, evidence)):
-        windows = _windows(sentences, lengths, budget - len(verifier.tokenizer.encode(statement)) - 3)
+        windows = sentence_windows(sentences, lengths, budget - len(verifier.tokenizer.encode(statement)) - 3)
         coverage = _Coverage(found, len(sentences))
         best: list[range | None] = [*sorted(windows, key=lambda w: (-coverage.best_in(w), w.start))[:WINDOWS]]
         for window in best or [None]:

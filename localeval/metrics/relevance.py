@@ -105,7 +105,7 @@ JUDGED_CONTEXTS = 3  # the judge reads at most this many passages (those that me
 # ...and a passage it did not read gets the judge's typical verdict on one: the median log-odds of
 # the default judge on the HotpotQA paragraphs ranked after the fourth by overlap, 0.44 on 30
 # dev questions (0.48 where a gold paragraph is among them, 0.40 where none is; measured by
-# `benchmarks/explore_relevance.py --unread-verdict 30`).
+# `lab/explore_relevance.py --unread-verdict 30`).
 UNREAD_VERDICT = 0.4
 # When no unit reaches the threshold but the judge, made to choose among a passage's units, gave
 # "none of them" odds of at most e^-ANSWER_ODDS (73%+ of its mass on the units), the most probable
