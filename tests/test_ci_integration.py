@@ -9,10 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import result_rows
+from conftest import invoke, result_rows
 
-from localeval.cli import cli
 from localeval.metrics import BUILTIN
 from localeval.testing import assert_metric
 
@@ -23,10 +21,6 @@ ROWS = [
     {"id": "undefined", "retrieved_context_ids": [1], "reference_context_ids": []},
     {"id": "broken"},
 ]
-
-
-def invoke(args, **kwargs):
-    return CliRunner().invoke(cli, args, **kwargs)
 
 
 def test_localeval_toml_next_to_the_data_sets_metrics_and_thresholds(write_jsonl, tmp_path):
