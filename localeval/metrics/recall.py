@@ -114,6 +114,7 @@ class StatementVerdict(BaseModel):
     missing: list[str] = Field(default_factory=list)
     features: dict[str, float] = Field(default_factory=dict)
     reason: str | None = None
+    similarity_unmeasured: list[int] = Field(default_factory=list)  # context sentences too long for partial_ratio (evidence.SIMILARITY_MAX_WORK)
 
 
 class RecallDetails(BaseModel):
@@ -194,6 +195,13 @@ def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], s
     if missing:
         return f"not attributed; the context never mentions {missing}" + (f"; closest: {quotes}" if quotes else "")
     return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else "not attributed; no sentence of the context is close"
+
+
+def _note_unmeasured(verdict: dict[str, Any], evidence: StatementEvidence) -> None:
+    """Name the context sentences whose similarity with the statement was too costly to measure
+    (counted 0 in the features), so a verdict never rests on a silent shortcut."""
+    if evidence.unmeasured:
+        verdict["similarity_unmeasured"] = list(evidence.unmeasured)
 
 
 class AttributedStatements(Metric[RecallParams]):
@@ -300,6 +308,7 @@ class AttributedStatements(Metric[RecallParams]):
                 verdict["evidence"] = quoted
                 verdict["missing"] = list(found.missing)
                 verdict["reason"] = _reason(attributed, found, quoted, sentences)
+            _note_unmeasured(verdict, found)
             verdicts.append(verdict)
         attributed_count = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed_count / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict() if tally.calls else None)
@@ -329,6 +338,7 @@ class AttributedStatements(Metric[RecallParams]):
             verdict["evidence"] = quoted
             verdict["missing"] = list(evidence.missing)
             verdict["reason"] = _reason(attributed, evidence, quoted, sentences)
+        _note_unmeasured(verdict, evidence)
         return verdict
 
     @classmethod
