@@ -42,7 +42,7 @@ class FrozenList(list[T]):
         raise TypeError("a Sample's lists are read-only (every metric reads the same sample): change a copy, list(...)")
 
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))
