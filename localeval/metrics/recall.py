@@ -119,11 +119,13 @@ class StatementVerdict(BaseModel):
     features: dict[str, float] = Field(default_factory=dict)
     reason: str | None = None
     pieces: int = 1  # with the verifier: a statement longer than it reads at once, read in this many pieces (the least supported decides)
+    kept_sentence: bool = False  # statements=claims: a sentence the judge's claims could not cover, judged as it stands
     similarity_unmeasured: list[int] = Field(default_factory=list)  # context sentences too long for partial_ratio (evidence.SIMILARITY_MAX_WORK)
 
 
 class RecallDetails(BaseModel):
     statements: list[StatementVerdict]
+    claims_requests: int | None = None  # statements=claims: an answer reached MAX_CLAIMS, so the text was decomposed in parts, in this many requests
 
 
 def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
@@ -251,6 +253,65 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
     return results
 
 
+@dataclass(frozen=True)
+class Decomposition:
+    """A text's statements, and how the judge's claims were found when they were: the schema
+    lets one answer hold at most MAX_CLAIMS claims, so an answer that reaches the limit may have
+    left the text's end out, and the text is decomposed again in parts."""
+
+    statements: list[str]
+    requests: int = 1  # claims requests in all (more than one: the text was decomposed in parts)
+    kept_sentences: tuple[int, ...] = ()  # statements that are the text's own sentences, whose claims the judge could not give
+
+    def noted(self, score: Score) -> Score:
+        """The score, its details saying how the statements were found where it was not one answer."""
+        verdicts = score.details.get("statements") or []
+        if self.requests > 1:
+            score.details["claims_requests"] = self.requests
+        for index in self.kept_sentences:
+            if index < len(verdicts):
+                verdicts[index]["kept_sentence"] = True
+        return score
+
+
+def decompose_claims(judge: Judge, question: str, text: str, language: str, tally: UsageTally) -> Decomposition:
+    """The judge's claims for `text`, every part of it judged. An answer under MAX_CLAIMS claims
+    is the whole decomposition (the judge stopped on its own). One that reaches the limit may
+    have stopped before the text's end, so the text's sentences are decomposed again in two
+    halves, each by the same rule; a single sentence whose claims still reach the limit, or
+    whose answer has no claim, is kept as a statement itself. Nothing of the text goes unjudged."""
+    sentences = split_sentences(text, language)
+    statements: list[str] = []
+    kept: list[int] = []
+    requests = 0
+
+    def ask(part: str) -> list[str] | None:
+        """The part's claims, or None where the answer reached the limit or held no claim."""
+        nonlocal requests
+        answer, usage = judge.ask(claims_messages(question, part), Claims)
+        tally.add(usage)
+        requests += 1
+        claims = [c.strip() for c in answer.claims if c.strip()]
+        return claims if claims and len(answer.claims) < MAX_CLAIMS else None
+
+    def decompose(first: int, stop: int, claims: list[str] | None) -> None:
+        if claims is not None:
+            statements.extend(claims)
+        elif stop - first == 1:
+            kept.append(len(statements))
+            statements.append(sentences[first])
+        else:
+            middle = (first + stop) // 2
+            for low, high in ((first, middle), (middle, stop)):
+                decompose(low, high, ask(" ".join(sentences[low:high])))
+
+    whole = ask(text)
+    if whole is None and not sentences:
+        return Decomposition([], requests)
+    decompose(0, len(sentences), whole)
+    return Decomposition(statements, requests, tuple(kept))
+
+
 def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str]) -> str:
     """What the verdict rests on, in words that claim nothing the quoted sentences do not say."""
     quotes = "; ".join(f'sentence {i + 1}: "{shorten(sentences[i], 120)}"' for i in quoted)
@@ -288,18 +349,21 @@ class AttributedStatements(Metric[RecallParams]):
 
     def _score(self, sample: Sample, judge: Judge | None) -> Score:
         tally = UsageTally()
-        return self.score_statements(sample, self.statements_of(sample, judge, tally), judge, tally)
+        found = self.decompose(sample, judge, tally)
+        return found.noted(self.score_statements(sample, found.statements, judge, tally))
 
     def statements_of(self, sample: Sample, judge: Judge | None, tally: UsageTally) -> list[str]:
         """The statements of the sample's `statements_field`: its pysbd sentences, or with
         `statements=claims` the judge's decomposition (which alone reads the question)."""
+        return self.decompose(sample, judge, tally).statements
+
+    def decompose(self, sample: Sample, judge: Judge | None, tally: UsageTally) -> Decomposition:
+        """statements_of, with how the statements were found (for the details)."""
         text = getattr(sample, self.statements_field) or ""
         if self.params.statements == "claims" and text.strip():
             assert judge is not None
-            answer, usage = judge.ask(claims_messages(sample.user_input or "", text), Claims)
-            tally.add(usage)
-            return [c.strip() for c in answer.claims if c.strip()]
-        return split_sentences(text, self.params.language)
+            return decompose_claims(judge, sample.user_input or "", text, self.params.language, tally)
+        return Decomposition(split_sentences(text, self.params.language))
 
     def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally | None = None) -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
