@@ -170,17 +170,18 @@ class _Unit:
 
     text: str
     sentence: int  # its sentence's index in the context
-    tokens: int  # its tokens, and one for the space that joins it to the next
+    tokens: int  # its tokens, and one for the space that joins it to the next (a window of one unit needs only its tokens)
 
 
 def _units(sentences: Sequence[str], lengths: Sequence[int], room: int, encode: Callable[[str], list[int]]) -> list[_Unit]:
-    """The context's sentences, each one over `room` tokens replaced by its overlapping parts."""
+    """The context's sentences, each one over `room` tokens (what the verifier's input leaves
+    beside the statement) replaced by its overlapping parts."""
     units: list[_Unit] = []
     for index, (sentence, length) in enumerate(zip(sentences, lengths)):
-        if length <= room:
+        if length - 1 <= room:
             units.append(_Unit(sentence, index, length))
             continue
-        for part in split_text(sentence, encode, room - 1, overlap=max(1, int((room - 1) * LONG_SENTENCE_OVERLAP))):
+        for part in split_text(sentence, encode, room, overlap=max(1, int(room * LONG_SENTENCE_OVERLAP))):
             units.append(_Unit(part, index, len(encode(part)) + 1))
     return units
 
