@@ -23,7 +23,7 @@ import argparse
 import json
 import statistics
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -197,9 +197,9 @@ def remember_pairs(verifier: Any) -> None:
     scored: dict[tuple[str, tuple[str, str, str]], float] = {}
     compute = verifier.logits
 
-    def logits(task: str, pairs: Sequence[tuple[str, str, str]]) -> list[float]:
+    def logits(task: str, pairs: Sequence[tuple[str, str, str]], encode: Callable[[str], list[int]] | None = None) -> list[float]:
         new = list(dict.fromkeys(p for p in pairs if (task, p) not in scored))
-        for pair, value in zip(new, compute(task, new) if new else []):
+        for pair, value in zip(new, compute(task, new, encode) if new else []):
             scored[(task, pair)] = value
         return [scored[(task, p)] for p in pairs]
 

@@ -21,7 +21,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from localeval.evidence import statement_evidence
 from localeval.fitting import balanced_accuracy
 from localeval.metrics.recall import verified_windows
 from localeval.text import split_sentences
@@ -63,10 +62,9 @@ def news_figures(verifier: Verifier, samples: list[dict[str, Any]]) -> dict[str,
     for sample in samples:
         sentences = split_sentences(sample["retrieved_contexts"][0])
         statements = sample["statements"]
-        evidence = [statement_evidence(s, sentences) for s in statements]
-        found = verified_windows(verifier, statements, sentences, evidence)
+        found = verified_windows(verifier, statements, sentences)
         labels.append(int(sample["summary_label"]))
-        predicted.append(int(all(logit >= cut for logit, _ in found)))
+        predicted.append(int(all(read.logit >= cut for read in found)))
     return {"n": len(labels), "balanced_accuracy": round(balanced_accuracy(labels, predicted), 4)}
 
 

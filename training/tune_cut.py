@@ -84,7 +84,6 @@ def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[fl
     validation claims whose evidence sits among DISTRACTORS sentences of other claims' evidence
     (other groups), in a seeded order: how the verifier reads a document, not a single sentence.
     The best of several windows runs higher than one pair's logit, so the cut is chosen here."""
-    from localeval.evidence import statement_evidence
     from localeval.metrics.recall import verified_windows
 
     rows = [r for r in map(json.loads, rows_path.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation" and r["task"] == "attribution"]
@@ -95,8 +94,7 @@ def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[fl
         others = [o["b"] for o in rng.sample(rows, DISTRACTORS * 2) if o["group"] != row["group"]][:DISTRACTORS]
         sentences = [*others, row["b"]]
         rng.shuffle(sentences)
-        evidence = [statement_evidence(row["a"], sentences)]
-        logits.append(verified_windows(verifier, [row["a"]], sentences, evidence)[0][0])
+        logits.append(verified_windows(verifier, [row["a"]], sentences)[0].logit)
         labels.append(int(row["label"]))
     return logits, labels
 
