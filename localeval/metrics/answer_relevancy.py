@@ -78,11 +78,13 @@ class RelevancyDetails(BaseModel):
 
 def cosine_scores(question: Any, generated: Any) -> list[float]:
     """ragas' calculate_similarity: each generated question's cosine similarity to the question
-    (the dot product over the product of the norms; the embeddings are unit vectors already)."""
+    (the dot product over the product of the norms; the embeddings are unit vectors already),
+    in float64 and held to [-1, 1]: float32 vectors of one text give 1 + 1e-7."""
     import numpy as np
 
+    question, generated = np.asarray(question, dtype=np.float64), np.asarray(generated, dtype=np.float64)
     norms = np.linalg.norm(generated, axis=1) * np.linalg.norm(question)
-    return [float(v) for v in (generated @ question) / norms]
+    return [min(1.0, max(-1.0, float(v))) for v in (generated @ question) / norms]
 
 
 class AnswerRelevancy(Metric[AnswerRelevancyParams]):
