@@ -151,7 +151,7 @@ def test_the_grammar_asks_for_exactly_strictness_questions():
 def prompt_kind_text(metric: Any) -> str:
     judge = _script(["q"] * 5, 1)
     metric.score_batch([Sample(user_input="q", response="I don't know.")], judge)
-    assert prompt_fields(judge.calls[0]) == ("other", {})
+    assert prompt_fields(judge.calls[0]) == ("questions", {"response": "I don't know.", "count": "5"})
     return judge.calls[0][-1]["content"]
 
 

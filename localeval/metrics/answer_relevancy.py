@@ -53,7 +53,7 @@ class GeneratedQuestions(BaseModel):
 def questions_schema(count: int) -> type[GeneratedQuestions]:
     """The answer's schema with exactly `count` questions, for the grammar (one class per count,
     so the judge builds its grammar once)."""
-    items = {"items": {"type": "string", "maxLength": QUESTION_CHARS}}
+    items: dict[str, Any] = {"items": {"type": "string", "maxLength": QUESTION_CHARS}}
     field: Any = (list[str], Field(min_length=count, max_length=count, json_schema_extra=items))
     return create_model(f"GeneratedQuestions{count}", __base__=GeneratedQuestions, questions=field)
 
