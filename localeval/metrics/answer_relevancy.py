@@ -58,6 +58,13 @@ def questions_schema(count: int) -> type[GeneratedQuestions]:
     return create_model(f"GeneratedQuestions{count}", __base__=GeneratedQuestions, questions=field)
 
 
+def answer_tokens(count: int) -> int:
+    """A ceiling on the answer's tokens that the grammar's bounds cannot reach (a token holds at
+    least one byte, a character at most 4; JSON's keys and quotes around them): it never cuts an
+    answer. llama.cpp holds it to what the window leaves."""
+    return 64 + count * (4 * QUESTION_CHARS + 4) + 4 * REASON_CHARS
+
+
 class AnswerRelevancyParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -66,7 +73,7 @@ class AnswerRelevancyParams(BaseModel):
 
 class ScoredQuestion(BaseModel):
     question: str
-    similarity: float
+    similarity: float | None = None  # None: not compared (every question was blank)
 
 
 class RelevancyDetails(BaseModel):
@@ -112,19 +119,19 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
             return Score(value=0.0, details={"questions": [], "noncommittal": 1, "reason": "the response is empty"})
         assert judge is not None
         count = self.params.strictness
-        answer, usage = judge.ask(questions_messages(response, count), questions_schema(count))
+        answer, usage = judge.ask(questions_messages(response, count), questions_schema(count), max_tokens=answer_tokens(count))
         tally = UsageTally()
         tally.add(usage)
         questions = [question.strip() for question in answer.questions]
         details: dict[str, Any] = {"noncommittal": answer.noncommittal, "reason": answer.reason.strip()}
         if all(not question for question in questions):  # ragas: no question generated, no score
-            return Score(value=float("nan"), details={**details, "questions": [{"question": q, "similarity": 0.0} for q in questions]}, usage=tally.as_dict())
+            return Score(value=float("nan"), details={**details, "questions": [{"question": q} for q in questions]}, usage=tally.as_dict())
         return self.score_questions(sample.user_input or "", questions, answer.noncommittal, details, tally)
 
     @staticmethod
     def score_questions(question: str, questions: Sequence[str], noncommittal: int, details: dict[str, Any], tally: UsageTally | None = None) -> Score:
-        """The score of generated questions against the user's question (the cases of
-        tests/test_answer_relevancy.py feed them here, through the same code as a run)."""
+        """The score of the generated questions against the user's question: ragas' mean cosine
+        similarity, 0 when noncommittal or below 0."""
         from localeval.embedding import load_embedder
 
         vectors = load_embedder().embed([question, *questions])
@@ -141,5 +148,5 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
             return f"noncommittal: {shorten(details.reason)}"
         if not details.questions or details.mean_similarity is None:
             return "no question could be written from the response"
-        least = min(details.questions, key=lambda q: q.similarity)
-        return f"mean similarity {details.mean_similarity:.2f} of {len(details.questions)} questions the response answers; least similar: '{shorten(least.question)}' ({least.similarity:.2f})"
+        least = min(details.questions, key=lambda q: q.similarity if q.similarity is not None else 1.0)
+        return f"mean similarity {details.mean_similarity:.2f} of {len(details.questions)} questions the response answers; least similar: '{shorten(least.question)}' ({least.similarity or 0.0:.2f})"
