@@ -61,7 +61,7 @@ def questions_schema(count: int) -> type[GeneratedQuestions]:
 def answer_tokens(count: int) -> int:
     """A ceiling on the answer's tokens that the grammar's bounds cannot reach (a token holds at
     least one byte, a character at most 4; JSON's keys and quotes around them): it never cuts an
-    answer. llama.cpp holds it to what the window leaves."""
+    answer. Held to half the judge's window: a server refuses a request the window cannot hold."""
     return 64 + count * (4 * QUESTION_CHARS + 4) + 4 * REASON_CHARS
 
 
@@ -119,7 +119,7 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
             return Score(value=0.0, details={"questions": [], "noncommittal": 1, "reason": "the response is empty"})
         assert judge is not None
         count = self.params.strictness
-        answer, usage = judge.ask(questions_messages(response, count), questions_schema(count), max_tokens=answer_tokens(count))
+        answer, usage = judge.ask(questions_messages(response, count), questions_schema(count), max_tokens=min(answer_tokens(count), judge.context_size // 2))
         tally = UsageTally()
         tally.add(usage)
         questions = [question.strip() for question in answer.questions]
