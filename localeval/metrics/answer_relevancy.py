@@ -126,10 +126,10 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
         details: dict[str, Any] = {"noncommittal": answer.noncommittal, "reason": answer.reason.strip()}
         if all(not question for question in questions):  # ragas: no question generated, no score
             return Score(value=float("nan"), details={**details, "questions": [{"question": q} for q in questions]}, usage=tally.as_dict())
-        return self.score_questions(sample.user_input or "", questions, answer.noncommittal, details, tally)
+        return self._from_questions(sample.user_input or "", questions, answer.noncommittal, details, tally)
 
     @staticmethod
-    def score_questions(question: str, questions: Sequence[str], noncommittal: int, details: dict[str, Any], tally: UsageTally | None = None) -> Score:
+    def _from_questions(question: str, questions: Sequence[str], noncommittal: int, details: dict[str, Any], tally: UsageTally | None = None) -> Score:
         """The score of the generated questions against the user's question: ragas' mean cosine
         similarity, 0 when noncommittal or below 0."""
         from localeval.embedding import load_embedder
