@@ -228,3 +228,14 @@ def test_the_command_line_verifier_covers_it(write_jsonl, tmp_path):
     assert header["run"]["metrics"]["factual_correctness"]["verifier"] is True and header["run"]["judge"] is None
     assert first["scores"]["factual_correctness"] == 1.0
     assert "missing required field 'response', 'reference'" in second["errors"]["factual_correctness"]
+
+
+def test_the_real_small_judge_gives_faithfulness_verdicts_with_the_reference_as_evidence(small_judge):
+    """The same engine: a response statement's verdict against the reference is faithfulness'
+    verdict with the reference as the retrieved context."""
+    reference, response = "The tower in Paris was completed on 31 March 1889.", "The tower was completed in 1889."
+    ours = create_metric("factual_correctness", {"verifier": False, "mode": "precision"}).score_batch([Sample(response=response, reference=reference)], small_judge)[0]
+    theirs = create_metric("faithfulness", {"verifier": False}).score_batch([Sample(user_input="", retrieved_contexts=[reference], response=response)], small_judge)[0]
+    keys = ("statement", "attributed", "probability", "judge_log_odds", "features")
+    assert [{k: v[k] for k in keys} for v in ours.details["response_statements"]] == [{k: v[k] for k in keys} for v in theirs.details["statements"]]
+    assert ours.value == round(theirs.value, 2)
