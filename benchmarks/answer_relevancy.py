@@ -48,19 +48,20 @@ def read(path: Path) -> list[dict[str, Any]]:
 
 
 def order(judge: Any, path: Path) -> dict[str, Any]:
-    from localeval import evaluate
+    from localeval import score
 
     rows = read(path)
     samples = [{k: v for k, v in row.items() if k not in ("group", "kind")} for row in rows]
-    results = evaluate(samples, ["answer_relevancy"], judge=judge).results
     groups: dict[str, dict[str, float]] = {}
-    for row, result in zip(rows, results):
-        value = result["scores"]["answer_relevancy"]
-        details = result["details"].get("answer_relevancy", {})
+    for row, result in zip(rows, score(samples, ["answer_relevancy"], judge=judge)):  # printed as each is scored
+        value = result.scores["answer_relevancy"]
+        details = result.details.get("answer_relevancy", {})
+        usage = result.usage.get("answer_relevancy", {})
         groups.setdefault(row["group"], {})[row["kind"]] = value
         shown = [f"{q['question']} ({q['similarity']:.2f})" for q in details.get("questions", [])]
         print(f"{row['id']:>18}: {value if value is None else round(value, 3)}  noncommittal={details.get('noncommittal')} "
-              f"reason={details.get('reason')!r}  questions={shown}", flush=True)
+              f"reason={details.get('reason')!r}  questions={shown}  ({result.timing['answer_relevancy']['seconds']:.1f} s, "
+              f"{usage.get('completion_tokens')} tokens written){'  error: ' + result.errors['answer_relevancy'] if result.errors else ''}", flush=True)
     failures = []
     for group, scores in groups.items():
         direct, partial, evasive, other = (scores[k] for k in ("direct", "partial", "evasive", "other_question"))
