@@ -114,3 +114,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.judge)
+
+
+@pytest.fixture(scope="session")
+def embedding_model() -> Path:
+    """all-MiniLM-L6-v2 (answer_relevancy's embedding model) through the real `localeval models
+    pull` path, kept in the user's model store."""
+    from localeval.embedding import MODEL_NAME
+    from localeval.models import pull
+
+    return pull(MODEL_NAME)

@@ -173,6 +173,7 @@ def test_metrics_command_lists_required_fields_and_options():
     assert rows["id_context_recall"]["required_fields"] == ["retrieved_context_ids", "reference_context_ids"]
     assert rows["nonllm_context_recall"]["options"]["threshold"]["default"] == 0.5
     assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is True
+    assert [name for name, row in rows.items() if not row["default_run"]] == ["answer_relevancy", "factual_correctness"]
     assert "--option nonllm_context_recall.measure" in invoke(["metrics"]).stdout
 
 
