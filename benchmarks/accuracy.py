@@ -17,7 +17,7 @@ question); per source; and judge seconds and prompt tokens evaluated per sample.
   precision / recall / F1 of the selection, the share of "insufficient information"
   answers; one rule is fitted on both, each source weighing the same;
 - plain: the hand-written cases of benchmarks/data/plain_cases.jsonl, right or wrong;
-- the combination as shipped in models/catalog.toml for this judge, applied to the
+- the combination as shipped in localeval/catalog.toml for this judge, applied to the
   same rows (in-sample when the catalog was fitted on them: reported as such);
 - unanswerable: hand-written questions whose contexts cannot answer them
   (benchmarks/data/unanswerable.jsonl): how often "insufficient information" is
@@ -26,7 +26,8 @@ question); per source; and judge seconds and prompt tokens evaluated per sample.
 
     python benchmarks/accuracy.py --task attribution --limit 20        # a quick look
     python benchmarks/accuracy.py                                       # the whole dev split
-    python benchmarks/accuracy.py --task attribution,recall,vitaminc,fever --write-catalog   # refit and store a calibration
+
+benchmarks/write_catalog.py takes the same options and stores the fitted calibrations.
 
 Judge answers are cached in benchmarks/.cache/judge/<model file>/, so a rerun that
 changes only the evidence or the fit needs no model.
@@ -35,9 +36,7 @@ changes only the evidence or the fit needs no model.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -45,12 +44,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judge_cache import CachedJudge  # noqa: E402
+from judge_cache import CACHE, CachedJudge
+from labelled_rows import (
+    EXTERNAL_SETS,
+    PLAIN,
+    RELEVANCE_SHAPES,
+    UNANSWERABLE,
+    answer_sentence,
+    parse_limits,
+    question_shapes,
+    read,
+    read_external,
+    read_squad,
+    same_sentence,
+    sentences,
+)
 
-from localeval import evaluate  # noqa: E402
-from localeval.errors import JudgeError  # noqa: E402
-from localeval.fitting import (  # noqa: E402
+from localeval import evaluate
+from localeval.errors import JudgeError
+from localeval.fitting import (
     FOLDS,
     Fit,
     auc,
@@ -62,31 +74,15 @@ from localeval.fitting import (  # noqa: E402
     folds_by_group,
     selection_f1,
 )
-from localeval.judge import load_judge  # noqa: E402
-from localeval.metrics import create_metric, relevance  # noqa: E402
-from localeval.metrics import recall as recall_rules  # noqa: E402
-from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY  # noqa: E402
-from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES  # noqa: E402
-from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY  # noqa: E402
-from localeval.metrics.relevance import FEATURES as RELEVANCE_METRIC_FEATURES  # noqa: E402
-from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model  # noqa: E402
-from localeval.samples import Sample  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-# Public claim/evidence sets beyond shared/data (benchmarks/DATA_SOURCES.md says where each
-# comes from, its licence, and how to unpack it here); never committed, only read.
-EXTERNAL = Path(os.environ.get("LOCALEVAL_EXTERNAL_DATA", Path(__file__).resolve().parent / ".cache" / "external"))
-EXTERNAL_SETS = {
-    # task: (file for the fit, file held out, label that means "supported")
-    "vitaminc": ("vitaminc_real/test.jsonl", "vitaminc_real/test.jsonl", "SUPPORTS"),
-    "fever": ("fever_symmetric/dev.jsonl", "fever_symmetric/test.jsonl", "SUPPORTS"),
-}
-# Single-paragraph questions (SQuAD 2.0, benchmarks/DATA_SOURCES.md): the answer sentence is the
-# one holding the answer span; an unanswerable question was written against the paragraph.
-SQUAD_FILE = "squad2/dev-part.json"
-SPLIT_SEED = "localeval-20261123"
-CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
-CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
+from localeval.judge import load_judge
+from localeval.metrics import create_metric, relevance
+from localeval.metrics import recall as recall_rules
+from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
+from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES
+from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
+from localeval.metrics.relevance import FEATURES as RELEVANCE_METRIC_FEATURES
+from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
+from localeval.samples import Sample
 
 # The features of each combination. Few on purpose: a held-out split of the same
 # sources checks that they generalise.
@@ -101,46 +97,10 @@ ATTRIBUTION_FEATURES = ["judge", "best_coverage"]
 ALL_FEATURES = list(ATTRIBUTION_METRIC_FEATURES)
 # The relevance combination the catalog ships: every feature but the subject ones. With the judge's
 # short answer among the features, leaving them out selected better in every HotpotQA shape and
-# said "insufficient information" as often, on both row sets measured (explore_relevance.py,
+# said "insufficient information" as often, on both row sets measured (lab/explore_relevance.py,
 # docs/HISTORY.md); the metric still computes them for calibrations that weigh them.
 RELEVANCE_FEATURES = [f for f in RELEVANCE_METRIC_FEATURES if f not in ("subject_asked", "focus_vs_best")]
 RELEVANCE_JUDGE_FEATURES = [f for f in RELEVANCE_FEATURES if f.startswith("judge_")]
-
-
-def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
-    """All rows, or `limit` rows evenly spaced through the file (the files are grouped by
-    source), each moved `shift` rows on: a shift smaller than the spacing picks rows
-    disjoint from the unshifted choice."""
-    rows = [json.loads(line) for line in open(DATA / name, encoding="utf-8") if line.strip()]
-    if not limit or limit >= len(rows):
-        return rows
-    return [rows[(i * len(rows) // limit + shift) % len(rows)] for i in range(limit)]
-
-
-def _held_out(task: str, group: str) -> bool:
-    """A stable half of a source's groups (hashed), kept out of every fit."""
-    return hashlib.sha256(f"{SPLIT_SEED}:{task}:{group}".encode()).digest()[0] % 2 == 1
-
-
-def read_external(task: str, limit: int | None, held_out: bool) -> list[dict[str, Any]]:
-    """Claim/evidence pairs of a public set as attribution rows. VitaminC has one file: its
-    cases are hashed into a fit half and a held-out half; FEVER-symmetric has a dev file (fit)
-    and a test file (held out). `limit` rows evenly spaced through the hash order."""
-    fit_file, held_file, supported = EXTERNAL_SETS[task]
-    path = EXTERNAL / (held_file if held_out else fit_file)
-    if not path.is_file():
-        raise SystemExit(f"{path} is missing: see benchmarks/DATA_SOURCES.md for where {task} comes from")
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        item = json.loads(line)
-        group = str(item.get("case_id") or item["id"])
-        if fit_file == held_file and _held_out(task, group) != held_out:
-            continue
-        rows.append({"id": f"{task}/{item.get('unique_id') or item['id']}", "group": group, "source": task, "context": item["evidence"], "claim": item["claim"], "label": int(item["label"] == supported)})
-    rows.sort(key=lambda r: hashlib.sha256(f"{SPLIT_SEED}:{r['id']}".encode()).hexdigest())
-    if limit and limit < len(rows):
-        rows = [rows[i * len(rows) // limit] for i in range(limit)]
-    return rows
 
 
 def progress(task: str, done: int, total: int, started: float) -> None:
@@ -217,26 +177,6 @@ def recall_metric() -> Any:
     return create_metric("context_recall", RECALL_OPTIONS)
 
 
-RELEVANCE_SHAPES = ("10", "3", "1", "10 without gold", "1 without gold", "squad 1", "squad 3", "squad 1 without answer")
-
-
-def _shapes(row: Mapping[str, Any]) -> dict[str, list[list[str]]]:
-    """A HotpotQA question as the shapes of retrieval users have: its 10 paragraphs; its two gold
-    paragraphs and the first distractor (source order); each gold paragraph alone; and, with
-    nothing that answers, the distractors alone and the first distractor alone."""
-    contexts = row["retrieved_contexts"]
-    gold = [i for i, c in enumerate(contexts) if any(_same_sentence(s, g) for s in _sentences({"retrieved_contexts": [c]}) for g in row["gold_sentences"])]
-    others = [i for i in range(len(contexts)) if i not in gold]
-    pick = lambda indices: [contexts[i] for i in indices]  # noqa: E731
-    return {
-        "10": [contexts],
-        "3": [pick(sorted([*gold, others[0]]))],
-        "1": [[contexts[i]] for i in gold],
-        "10 without gold": [pick(others)],
-        "1 without gold": [pick(others[:1])],
-    }
-
-
 def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
     """One record per question and shape: every unit's features and the gold units (none in the
     shapes without gold: "insufficient information" is right there). Every paragraph is judged on
@@ -246,16 +186,16 @@ def relevance_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[di
     records = []
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
-        for shape, variants in _shapes(row).items():
+        for shape, variants in question_shapes(row).items():
             for contexts in (c for c in variants if c):
-                units = _sentences({"retrieved_contexts": contexts})
-                gold = [] if "without" in shape else sorted(i for i, text in enumerate(units) if any(_same_sentence(text, g) for g in row["gold_sentences"]))
-                records.append(_relevance_record(metric, judge, row["user_input"], contexts, gold, group=row["id"], shape=shape, source="hotpotqa", costed=shape == "10"))
+                units = sentences({"retrieved_contexts": contexts})
+                gold = [] if "without" in shape else sorted(i for i, text in enumerate(units) if any(same_sentence(text, g) for g in row["gold_sentences"]))
+                records.append(relevance_record(metric, judge, row["user_input"], contexts, gold, group=row["id"], shape=shape, source="hotpotqa", costed=shape == "10"))
         progress("relevance", number, len(rows), started)
     return records
 
 
-def _relevance_record(metric: Any, judge: CachedJudge, question: str, contexts: list[str], gold: list[int], *, group: str, shape: str, source: str, costed: bool) -> dict[str, Any]:
+def relevance_record(metric: Any, judge: CachedJudge, question: str, contexts: list[str], gold: list[int], *, group: str, shape: str, source: str, costed: bool) -> dict[str, Any]:
     """One scored sample as a record: every unit's features and the gold units; with `costed`, what the judge spent on it."""
     before = judge.seconds
     score = metric.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], judge)[0]
@@ -263,51 +203,6 @@ def _relevance_record(metric: Any, judge: CachedJudge, question: str, contexts: 
     if costed:
         record["cost"] = {**(score.usage or {}), "seconds": judge.seconds - before}
     return record
-
-
-def read_squad(limit: int | None, held_out: bool) -> list[dict[str, Any]]:
-    """SQuAD 2.0 paragraphs (a stable half hashed to the fit, the other held out), each with one
-    of its answerable questions (hashed; with the answer's character offset) and its first unanswerable one, and
-    the article's next two paragraphs (topical distractors); `limit` paragraphs evenly spaced
-    through the hash order."""
-    path = EXTERNAL / SQUAD_FILE
-    if not path.is_file():
-        raise SystemExit(f"{path} is missing: see benchmarks/DATA_SOURCES.md for where squad comes from")
-    rows = []
-    for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
-        paragraphs = article["paragraphs"]
-        for index, paragraph in enumerate(paragraphs):
-            group = f"{article['title']}/{index}"
-            answerable = [q for q in paragraph["qas"] if not q["is_impossible"] and q["answers"]]
-            impossible = [q for q in paragraph["qas"] if q["is_impossible"]]
-            if _held_out("squad", group) != held_out or not answerable or len(paragraphs) < 3:
-                continue
-            others = [paragraphs[(index + step) % len(paragraphs)]["context"] for step in (1, 2)]
-            asked = answerable[hashlib.sha256(f"{SPLIT_SEED}:{group}".encode()).digest()[0] % len(answerable)]  # crowd workers asked in reading order: the first question is mostly about the first sentence
-            rows.append({
-                "id": f"squad/{group}", "context": paragraph["context"], "others": others,
-                "question": asked["question"], "answer_start": asked["answers"][0]["answer_start"],
-                "impossible": impossible[0]["question"] if impossible else None,
-            })
-    rows.sort(key=lambda r: hashlib.sha256(f"{SPLIT_SEED}:{r['id']}".encode()).hexdigest())
-    if limit and limit < len(rows):
-        rows = [rows[i * len(rows) // limit] for i in range(limit)]
-    return rows
-
-
-def _answer_sentence(context: str, offset: int) -> int:
-    """Which pysbd sentence of `context` holds the character at `offset`."""
-    from localeval.text import split_sentences
-
-    cursor = 0
-    sentences = split_sentences(context)
-    for index, sentence in enumerate(sentences):
-        start = context.find(sentence, cursor)
-        if start >= 0:
-            cursor = start + len(sentence)
-            if offset < cursor:
-                return index
-    return len(sentences) - 1
 
 
 def squad_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[str, Any]]:
@@ -319,14 +214,14 @@ def squad_rows(judge: CachedJudge, limit: int | None, shift: int) -> list[dict[s
     rows = read_squad(limit, shift > 0)
     started = time.perf_counter()
     for number, row in enumerate(rows, start=1):
-        answer = _answer_sentence(row["context"], row["answer_start"])
-        before_answer = len(_sentences({"retrieved_contexts": row["others"][:1]}))
+        answer = answer_sentence(row["context"], row["answer_start"])
+        before_answer = len(sentences({"retrieved_contexts": row["others"][:1]}))
         shapes = [("squad 1", row["question"], [row["context"]], [answer]),
                   ("squad 3", row["question"], [row["others"][0], row["context"], row["others"][1]], [before_answer + answer])]
         if row["impossible"]:
             shapes.append(("squad 1 without answer", row["impossible"], [row["context"]], []))
         for shape, question, contexts, gold in shapes:
-            records.append(_relevance_record(metric, judge, question, contexts, gold, group=row["id"], shape=shape, source="squad", costed=shape == "squad 1"))
+            records.append(relevance_record(metric, judge, question, contexts, gold, group=row["id"], shape=shape, source="squad", costed=shape == "squad 1"))
         progress("squad", number, len(rows), started)
     return records
 
@@ -339,9 +234,6 @@ def source_weights(records: Sequence[Mapping[str, Any]]) -> list[float]:
         units[r["source"]] = units.get(r["source"], 0) + len(r["features"])
     total = sum(units.values())
     return [total / (len(units) * units[r["source"]]) for r in records]
-
-
-UNANSWERABLE = Path(__file__).resolve().parent / "data" / "unanswerable.jsonl"
 
 
 def unanswerable_report(judge: CachedJudge) -> dict[str, Any]:
@@ -366,18 +258,15 @@ def unanswerable_report(judge: CachedJudge) -> dict[str, Any]:
     return {"n": n, "insufficient": sum(said_insufficient) / n, "twin_insufficient": sum(twin_insufficient) / n, "twin_answer_selected": sum(answer_selected) / n}
 
 
-PLAIN = Path(__file__).resolve().parent / "data" / "plain_cases.jsonl"
-
-
 def plain_relevance_records(judge: CachedJudge) -> list[dict[str, Any]]:
     """The hand-written relevance cases as records (features, gold unit indices), for checking a
-    rule fitted elsewhere on them (benchmarks/explore_relevance.py); never fitted on."""
+    rule fitted elsewhere on them (lab/explore_relevance.py); never fitted on."""
     metric = relevance_metric()
     records = []
     for row in (json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()):
         if row["kind"] == "relevance":
             details = metric.score_batch([Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])], judge)[0].details
-            units = _sentences(row)
+            units = sentences(row)
             records.append({"group": row["id"], "features": details["features"], "gold": [i for i, text in enumerate(units) if text in row["required"]]})
     return records
 
@@ -406,22 +295,10 @@ def plain_report(judge: CachedJudge) -> dict[str, Any]:
     return {kind: {"right": sum(oks), "n": len(oks)} for kind, oks in right.items()}
 
 
-def _sentences(row: Mapping[str, Any]) -> list[str]:
-    from localeval.text import split_sentences
-
-    return [s for context in row["retrieved_contexts"] for s in split_sentences(context)]
-
-
-def _same_sentence(a: str, b: str) -> bool:
-    """pysbd and HotpotQA split a few sentences differently; containment counts as the same sentence."""
-    a, b = a.strip(), b.strip()
-    return a == b or (len(a) > 20 and a in b) or (len(b) > 20 and b in a)
-
-
 # -- figures ----------------------------------------------------------------------
 
 
-def _verdict_figures(records: Sequence[Mapping[str, Any]], scores: Sequence[float], threshold: float) -> dict[str, Any]:
+def verdict_figures(records: Sequence[Mapping[str, Any]], scores: Sequence[float], threshold: float) -> dict[str, Any]:
     labels = [r["label"] for r in records]
     out: dict[str, Any] = {"balanced_accuracy": balanced_accuracy(labels, [int(s >= threshold) for s in scores]), "auc": auc(labels, scores), "n": len(records)}
     for source in sorted({r["source"] for r in records}):
@@ -446,20 +323,20 @@ def attribution_report(tasks: Mapping[str, list[dict[str, Any]]], shipped: Mappi
             return lambda test: model.probabilities([features[i] for i in test])
 
         predicted = cross_validated(features, groups, fitted)
-        report[name] = {task: _verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
+        report[name] = {task: verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
     final = fit_logistic(features, labels, weights, list(combination))
     table = final.table()
     report["fit"] = {**table, "weights": {name: table["weights"].get(name, 0.0) for name in ALL_FEATURES}}
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
         predicted = model.probabilities(features)
-        report["shipped"] = {task: _verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
+        report["shipped"] = {task: verdict_figures([r for r in records if r["task"] == task], [p for r, p in zip(records, predicted) if r["task"] == task], 0.5) for task in tasks}
     report["errors"] = sum(1 for rows in tasks.values() for r in rows if "error" in r)
-    report["cost"] = {task: _cost(rows) for task, rows in tasks.items()}
+    report["cost"] = {task: judge_cost(rows) for task, rows in tasks.items()}
     return report
 
 
-def _cost(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def judge_cost(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """Per sample: judge calls and prompt tokens evaluated (after prefix reuse)."""
     per_group: dict[str, Mapping[str, Any]] = {}
     for r in records:
@@ -481,18 +358,18 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     per unit, fitted on every shape at once (the shapes without gold teach it when nothing is
     required), with the selection threshold that maximises the mean selection score (F1, and for a
     shape without gold 1 for "insufficient information") folded into the intercept."""
-    report: dict[str, Any] = {"cost": {source: _cost([r for r in records if "cost" in r and r["source"] == source]) for source in sorted({r["source"] for r in records})}}
+    report: dict[str, Any] = {"cost": {source: judge_cost([r for r in records if "cost" in r and r["source"] == source]) for source in sorted({r["source"] for r in records})}}
     for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f not in RELEVANCE_JUDGE_FEATURES]), ("judge", RELEVANCE_JUDGE_FEATURES), ("combination", RELEVANCE_FEATURES)):
-        report[name] = _shape_figures(records, _relevance_cv(records, chosen))
+        report[name] = shape_figures(records, relevance_cv(records, chosen))
     table = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, relevance.select_units, row_weights=source_weights(records)).table()
     report["fit"] = {**table, "weights": {name: table["weights"].get(name, 0.0) for name in RELEVANCE_METRIC_FEATURES}}
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
-        report["shipped"] = _shape_figures(records, [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])
+        report["shipped"] = shape_figures(records, [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])
     return report
 
 
-def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> list[set[int]]:
+def relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> list[set[int]]:
     assignment = folds_by_group([r["group"] for r in records], FOLDS)
     selections: list[set[int]] = [set() for _ in records]
     for fold in range(FOLDS):
@@ -506,7 +383,7 @@ def _relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> li
     return selections
 
 
-def _shape_figures(records: Sequence[Mapping[str, Any]], selections: Sequence[set[int]]) -> dict[str, Any]:
+def shape_figures(records: Sequence[Mapping[str, Any]], selections: Sequence[set[int]]) -> dict[str, Any]:
     """Per shape: precision / recall / F1 where something answers, "insufficient" where nothing does."""
     out: dict[str, Any] = {}
     for shape in RELEVANCE_SHAPES:
@@ -585,31 +462,11 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"\nretrieval: id_context_recall vs the file's id_recall: {report['retrieval']['id_recall_mismatches']} mismatches in {report['retrieval']['n']} rows")
 
 
-def write_catalog(model_name: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
-    """Store fitted calibrations in the model's [[model]] table of the catalog."""
-    text = CATALOG_FILE.read_text(encoding="utf-8")
-    start = text.index(f'name = "{model_name}"')
-    end = text.find("[[model]]", start)
-    end = len(text) if end < 0 else end
-    block = text[start:end]
-    lines = [line for line in block.rstrip("\n").split("\n") if not any(line.startswith(f"calibration.{key} ") for key in tables)]
-    for key, table in tables.items():
-        weights = ", ".join(f"{k} = {v}" for k, v in table["weights"].items())
-        lines.append(f"calibration.{key} = {{ intercept = {table['intercept']}, weights = {{ {weights} }} }}")
-    CATALOG_FILE.write_text(text[:start] + "\n".join(lines) + "\n\n" + text[end:].lstrip("\n") if end < len(text) else text[:start] + "\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _limits(text: str) -> dict[str, int]:
-    """"80" -> every task 80 rows; "attribution=300,recall=80" -> per task ("*": the rest)."""
-    if "=" not in text:
-        return {"*": int(text)}
-    return {task.strip(): int(n) for task, n in (part.split("=", 1) for part in text.split(","))}
-
-
-def main(argv: Iterable[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser(description: str | None = __doc__) -> argparse.ArgumentParser:
+    """The benchmark's options (write_catalog.py takes the same ones, to fit on the same rows)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="attribution,recall,vitaminc,fever,relevance,squad,plain,retrieval", help="comma-separated: attribution, recall, vitaminc, fever, relevance, squad, plain, unanswerable, retrieval")
-    parser.add_argument("--limit", type=_limits, default={}, help="rows per task, evenly spaced: N for every task, or TASK=N,... (default: the whole dev split)")
+    parser.add_argument("--limit", type=parse_limits, default={}, help="rows per task, evenly spaced: N for every task, or TASK=N,... (default: the whole dev split)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
     parser.add_argument("--threads", type=int)
@@ -620,9 +477,12 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--combination", default=",".join(ATTRIBUTION_FEATURES), help="comma-separated features of the statement-verdict combination to fit (default: the shipped ones)")
     parser.add_argument("--verifier-feature", action="store_true", help="statement tasks: also fit and cross-validate combinations with the trained verifier's logit as a feature")
     parser.add_argument("--cache", type=Path, help="the judge answer cache (default: benchmarks/.cache/judge/MODEL/answers.jsonl); a new file measures cost afresh")
-    parser.add_argument("--write-catalog", action="store_true", help="store the calibrations fitted on these rows in localeval/catalog.toml")
     parser.add_argument("--json", type=Path, help="also write the report here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def measure(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """Run the tasks `args` names and return the report (print_report prints it)."""
     unknown = set(args.combination.split(",")) - set(ALL_FEATURES)
     if unknown:
         parser.error(f"--combination: unknown features {sorted(unknown)}; the metric computes {ALL_FEATURES}")
@@ -640,7 +500,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     shipped = CATALOG[catalog_name].calibration if catalog_name else {}
     judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
     limit = args.limit.get
-    report: dict[str, Any] = {"judge": catalog_name or path.name, "limit": args.limit, "shift": args.shift}
+    report: dict[str, Any] = {"judge": catalog_name or path.name, "catalog_name": catalog_name, "limit": args.limit, "shift": args.shift}
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
     if verdict_tasks:
         report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY), args.combination.split(","))
@@ -664,15 +524,14 @@ def main(argv: Iterable[str] | None = None) -> None:
         report["retrieval"] = retrieval_report(limit("retrieval", limit("*")))
     judge.close()
     report["judge_cache_misses"] = judge.misses
+    return report
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    report = measure(parser, args)
     print_report(report)
-    if args.write_catalog and catalog_name:
-        tables = {}
-        if "verdicts" in report:
-            tables[ATTRIBUTION_KEY] = report["verdicts"]["fit"]
-        if "relevance" in report:
-            tables[RELEVANCE_KEY] = report["relevance"]["fit"]
-        write_catalog(catalog_name, tables)
-        print(f"\nwrote the calibration of {catalog_name} to {CATALOG_FILE}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
 

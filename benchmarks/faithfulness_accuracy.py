@@ -6,6 +6,9 @@
   label says whether people found it supported. Rows: `--claims N` of the held-out half (the dev rows between those the shipped calibration was fitted on, as
   `benchmarks/accuracy.py --limit attribution=150 --shift 1` reads them). Balanced accuracy per
   source and overall, and the AUC of the least supported statement's probability.
+- factual_correctness (`--factual N`): the same held-out claims as responses, each with its
+  document as the reference, in `precision` mode (the share of the response's statements the
+  reference supports: what the label says). Balanced accuracy and AUC as faithfulness'.
 - context_precision: HotpotQA questions of ../shared/data/relevance_dev.jsonl with their ten
   paragraphs in the file's order and the gold answer as the reference; the useful paragraphs are
   those holding a supporting-fact sentence (`gold_sentences`). The metric's average precision
@@ -22,6 +25,7 @@ cache benchmarks/accuracy.py keeps, judge_cache.py), so a rerun replays them wit
     python benchmarks/faithfulness_accuracy.py --claims 60 --questions 20
     python benchmarks/faithfulness_accuracy.py --claims 60 --questions 20 --verifier
     python benchmarks/faithfulness_accuracy.py --claims 0 --questions 0 --fit-usefulness 8   # the catalog's usefulness table
+    python benchmarks/faithfulness_accuracy.py --claims 0 --questions 0 --factual 60 [--verifier]
 """
 
 from __future__ import annotations
@@ -36,18 +40,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judge_cache import CachedJudge  # noqa: E402
+from judge_cache import CACHE, CachedJudge
+from labelled_rows import DATA as DEV_DATA
 
-from localeval.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic  # noqa: E402
-from localeval.judge import Judge, load_judge  # noqa: E402
-from localeval.metrics import create_metric  # noqa: E402
-from localeval.metrics.ranking import average_precision  # noqa: E402
-from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model  # noqa: E402
-from localeval.samples import Sample  # noqa: E402
+from localeval.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic
+from localeval.judge import Judge, load_judge
+from localeval.metrics import create_metric
+from localeval.metrics.ranking import average_precision
+from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
+from localeval.samples import Sample
 
-DATA = [Path(__file__).resolve().parents[2] / "shared" / "data"]  # --data replaces it (a git worktree sits deeper)
-CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
+DATA = [DEV_DATA]  # --data replaces it
 ORDER_SEED = 44
 
 
@@ -91,6 +94,21 @@ def faithfulness_rows(judge: Judge | None, count: int, verifier: bool) -> list[d
         weakest = min((v["probability"] for v in score.details.get("statements", [])), default=float("nan"))  # the least supported statement's P
         records.append({"source": row["source"], "label": row["label"], "score": score.value, "weakest": weakest, "error": score.error, **_cost(score.usage, _seconds(judge, before, started))})
         print(f"faithfulness: {number}/{len(rows)}", file=sys.stderr, flush=True)
+    return records
+
+
+def factual_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict[str, Any]]:
+    """factual_correctness (precision) on the held-out claims: the claim is the response, its document the reference."""
+    metric = create_metric("factual_correctness", {"verifier": verifier, "mode": "precision"})
+    rows = held_out_half(read("attribution_dev.jsonl"), count)
+    records = []
+    for number, row in enumerate(rows, start=1):
+        sample = Sample(response=row["claim"], reference=row["context"])
+        before, started = getattr(judge, "seconds", 0.0), time.perf_counter()
+        score = metric.score_batch([sample], judge)[0]
+        weakest = min((v["probability"] for v in score.details.get("response_statements", [])), default=float("nan"))
+        records.append({"source": row["source"], "label": row["label"], "score": score.value, "weakest": weakest, "error": score.error, **_cost(score.usage, _seconds(judge, before, started))})
+        print(f"factual_correctness: {number}/{len(rows)}", file=sys.stderr, flush=True)
     return records
 
 
@@ -169,6 +187,7 @@ def fit_usefulness(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", type=int, default=60, help="claims of the held-out half scored as responses (0: skip faithfulness)")
+    parser.add_argument("--factual", type=int, default=0, metavar="N", help="factual_correctness (precision mode) on N claims of the held-out half, each with its document as the reference")
     parser.add_argument("--questions", type=int, default=20, help="HotpotQA questions of the held-out half (0: skip context_precision)")
     parser.add_argument("--fit-usefulness", type=int, default=0, metavar="N", help="fit context_precision's usefulness calibration on N questions of the other (even-numbered) half and print its table")
     parser.add_argument("--verifier", action="store_true", help="decide with the trained verifier instead of the judge")
@@ -187,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
     if args.claims:
         report["faithfulness"] = faithfulness_report(faithfulness_rows(judge, args.claims, args.verifier))
+    if args.factual:
+        report["factual_correctness"] = faithfulness_report(factual_rows(judge, args.factual, args.verifier))
     if args.fit_usefulness:
         report["usefulness_fit"] = fit_usefulness(precision_rows(judge, args.fit_usefulness, False, fit_half))
     if args.questions:

@@ -17,6 +17,9 @@ from typing import Any
 
 from localeval.judge import Judge, Message, T, Usage
 
+# Where the benchmarks keep each judge's answers: CACHE / <model file name> / answers.jsonl.
+CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
+
 
 def _key(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]

@@ -30,10 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from nonllm_recall import CACHE, ensure_ragas, generate, localeval_file, write_file  # noqa: E402
+from nonllm_recall import CACHE, ensure_ragas, generate, localeval_file, write_file
 
-from localeval.samples import Sample  # noqa: E402
+from localeval.samples import Sample
 
 RAGAS_MEASURES = ("levenshtein", "hamming", "jaro", "jaro_winkler")  # the measures ragas' NonLLMStringSimilarity has
 TOLERANCE = 1e-9

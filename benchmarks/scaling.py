@@ -10,6 +10,7 @@ sentences in one context split in under 5 s.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 
@@ -74,6 +75,7 @@ CASES: dict[str, tuple[Callable[[int], float], list[int]]] = {
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     for name, (measure, sizes) in CASES.items():
         times = [measure(n) for n in sizes]
         ratios = ", ".join(f"{b / a:.2f}" for a, b in zip(times, times[1:]))

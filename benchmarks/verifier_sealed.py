@@ -6,7 +6,8 @@ the split one more validation set). Per source: rows, AUC, and balanced accuracy
 own calibrated cut (pairs as the training rows lay them out); and for the news summaries as
 whole samples, the metric's way (each statement's best window, localeval.metrics.recall), a
 summary called factual when every statement is attributed, balanced accuracy against the
-summary's human label. The numpy runtime scores on the CPU: --per-source caps the rows.
+summary's human label. The numpy runtime scores on the CPU: --per-source caps the rows and
+--news the summaries (seeded samples, the same for every file).
 
     python benchmarks/verifier_sealed.py --file localeval/verifier/verifier.safetensors --file training/.cache/device/verifier.safetensors
 """
@@ -16,19 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from localeval.evidence import statement_evidence  # noqa: E402
-from localeval.fitting import balanced_accuracy  # noqa: E402
-from localeval.metrics.recall import _verified  # noqa: E402
-from localeval.text import split_sentences  # noqa: E402
-from localeval.verifier import Verifier  # noqa: E402
+from localeval.fitting import balanced_accuracy
+from localeval.metrics.recall import verified_windows
+from localeval.text import split_sentences
+from localeval.verifier import Verifier
 
+ROOT = Path(__file__).resolve().parents[1]
 SEALED = ROOT / "training" / ".cache" / "sealed"
 SEED = 20261126
 
@@ -64,10 +62,9 @@ def news_figures(verifier: Verifier, samples: list[dict[str, Any]]) -> dict[str,
     for sample in samples:
         sentences = split_sentences(sample["retrieved_contexts"][0])
         statements = sample["statements"]
-        evidence = [statement_evidence(s, sentences) for s in statements]
-        found = _verified(verifier, statements, sentences, evidence)
+        found = verified_windows(verifier, statements, sentences)
         labels.append(int(sample["summary_label"]))
-        predicted.append(int(all(logit >= cut for logit, _ in found)))
+        predicted.append(int(all(read.logit >= cut for read in found)))
     return {"n": len(labels), "balanced_accuracy": round(balanced_accuracy(labels, predicted), 4)}
 
 
@@ -78,6 +75,7 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, default=SEALED / "test_news_samples.jsonl")
     parser.add_argument("--split", default="test", help="the rows' split to score (test; validation for a dry run on other rows)")
     parser.add_argument("--per-source", type=int, default=400, help="at most this many rows per source, seeded (0: all)")
+    parser.add_argument("--news", type=int, default=0, help="at most this many news summaries, seeded (0: all)")
     args = parser.parse_args()
     rows = [r for r in map(json.loads, args.rows.read_text(encoding="utf-8").splitlines()) if r["split"] == args.split]
     if args.per_source:
@@ -87,6 +85,8 @@ def main() -> None:
         rng = random.Random(SEED)
         rows = [r for source in sorted(grouped) for r in rng.sample(grouped[source], min(args.per_source, len(grouped[source])))]
     samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()] if args.samples.is_file() else []
+    if args.news and args.news < len(samples):
+        samples = [samples[i] for i in sorted(random.Random(SEED).sample(range(len(samples)), args.news))]
     report = {}
     for path in args.file:
         verifier = Verifier(str(path), path.read_bytes())

@@ -4,7 +4,7 @@ A judge's raw probability is not a calibrated one (a 1.5B model says "Yes" to
 anything on topic), and the free evidence signals see what the judge misses (a
 word the context never mentions). P(verdict) = sigmoid(intercept + sum of
 weight x feature). The few weights are fitted on the human-labelled dev sets by
-`benchmarks/accuracy.py --write-catalog` (or a user's `localeval calibrate`), with classes weighted equally so that 0.5 is the
+`benchmarks/write_catalog.py` (or a user's `localeval calibrate`), with classes weighted equally so that 0.5 is the
 threshold of balanced accuracy, and stored per judge in models/catalog.toml.
 A GGUF file that is not in the catalog uses `DEFAULT_MODELS`, documented there.
 """

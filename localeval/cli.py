@@ -49,9 +49,10 @@ MAX_REPORT_METRICS = 64
 
 # Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
-    "statements": (("context_recall", "faithfulness"), "statements", None),
-    "no_reasons": (("context_recall", "faithfulness"), "reasons", False),
-    "verifier": (("context_relevance", "context_recall", "faithfulness", "context_precision"), "verifier", None),
+    "statements": (("context_recall", "faithfulness", "factual_correctness"), "statements", None),
+    "no_reasons": (("context_recall", "faithfulness", "factual_correctness"), "reasons", False),
+    # answer_relevancy has no verifier: its questions must be written, and the verifier only scores pairs.
+    "verifier": (("context_relevance", "context_recall", "faithfulness", "context_precision", "factual_correctness"), "verifier", None),
 }
 
 
@@ -171,9 +172,9 @@ class _GateMode(_StringChoice):
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: every built-in metric (one from another package runs when named).")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
-@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=... and faithfulness.statements=...")
-@click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false and faithfulness.reasons=false (faster).")
-@click.option("--verifier/--no-verifier", default=None, help="Decide context_relevance, context_recall, faithfulness and context_precision with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not. Shortcut for METRIC.verifier=true/false.")
+@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=..., faithfulness.statements=... and factual_correctness.statements=...")
+@click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false, faithfulness.reasons=false and factual_correctness.reasons=false (faster).")
+@click.option("--verifier/--no-verifier", default=None, help="Decide context_relevance, context_recall, faithfulness, context_precision and factual_correctness with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not; answer_relevancy still needs the judge (it writes questions). Shortcut for METRIC.verifier=true/false.")
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")

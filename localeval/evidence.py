@@ -34,6 +34,16 @@ _WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # A name: a capitalised word that does not open the statement ("Marilyn", "Castonguay").
 _NAME = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][\w'-]+")
+# partial_ratio aligns the shorter text with every window of the longer: its time grows with the
+# square of the shorter's length times the longer's (1,000 characters against 20,000 of
+# repetitive text: about 1.3 s per pair on one core; 20,000 against 20,000: tens of seconds), and
+# evidence computes it for every statement x context sentence pair. A pair beyond this much work
+# (a 1,000-character statement against a 1,000-character sentence, about 0.05 s) is not measured,
+# as the string metrics refuse a pair beyond partial_ratio_max_chars: its similarity counts as 0
+# and the evidence lists the sentence (`unmeasured`). A statement found verbatim in the sentence
+# is 1.0 at any length, as partial_ratio gives it. Ordinary statements and sentences (a few
+# hundred characters each) are far below the bound, so their evidence is unchanged.
+SIMILARITY_MAX_WORK = 1_000**3
 # Crude English suffixes: enough for "produces"/"produced"/"producing" to meet.
 _SUFFIXES = ("ing", "ed", "es", "s")
 MIN_STEM = 3
@@ -122,6 +132,15 @@ class SentenceMatch:
     similarity: float  # rapidfuzz partial_ratio of statement and sentence, 0..1
 
 
+def similarity(statement: str, sentence: str) -> float | None:
+    """rapidfuzz's partial_ratio of two lower-cased texts, 0..1; None for a pair beyond
+    SIMILARITY_MAX_WORK that neither contains verbatim (too slow to measure)."""
+    shorter, longer = sorted((statement, sentence), key=len)
+    if len(shorter) ** 2 * len(longer) > SIMILARITY_MAX_WORK:
+        return 1.0 if shorter and shorter in longer else None
+    return fuzz.partial_ratio(statement, sentence) / 100.0
+
+
 @dataclass(frozen=True)
 class StatementEvidence:
     """What the context's words say about one statement."""
@@ -131,6 +150,7 @@ class StatementEvidence:
     entity_coverage: float  # share of its names (capitalised words) found in the context (1.0 when it has none)
     matches: tuple[SentenceMatch, ...] = field(default=())  # best first
     missing: tuple[str, ...] = field(default=())  # the statement's content words found nowhere, as it writes them
+    unmeasured: tuple[int, ...] = field(default=())  # sentences too long to measure similarity with (counted 0)
 
     @property
     def best_coverage(self) -> float:
@@ -160,9 +180,10 @@ def statement_evidence(statement: str, sentences: Sequence[str], language: str =
     per_sentence = [set(content_words(sentence, language)) for sentence in sentences]
     everywhere: set[str] = set().union(*per_sentence) if per_sentence else set()
     lowered = statement.lower()
+    similarities = [similarity(lowered, sentence.lower()) for sentence in sentences]
     matches = [
-        SentenceMatch(index, _share(wanted, words), fuzz.partial_ratio(lowered, sentence.lower()) / 100.0)
-        for index, (sentence, words) in enumerate(zip(sentences, per_sentence))
+        SentenceMatch(index, _share(wanted, words), value or 0.0)
+        for index, (words, value) in enumerate(zip(per_sentence, similarities))
     ]
     matches.sort(key=lambda m: (-m.coverage, -m.similarity, m.index))
     context_text = " ".join(sentences)
@@ -174,6 +195,7 @@ def statement_evidence(statement: str, sentences: Sequence[str], language: str =
         entity_coverage=sum(1 for name in named if name.lower() in context_lower) / len(named) if named else 1.0,
         matches=tuple(matches),
         missing=tuple(surface for word, surface in _surface_words(statement, language).items() if word not in everywhere),
+        unmeasured=tuple(index for index, value in enumerate(similarities) if value is None),
     )
 
 

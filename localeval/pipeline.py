@@ -34,7 +34,7 @@ from localeval.io import MAX_LINE_BYTES, Record, read_records
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
 from localeval.judge.spec import JudgeSpec
-from localeval.metrics import BUILTIN, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
+from localeval.metrics import DEFAULT_METRICS, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
 from localeval.provenance import describe_run, resume_differences
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
@@ -108,9 +108,9 @@ def _check_paths(settings: RunSettings) -> None:
 
 
 def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
-    """The selected metrics (the built-ins by default: a metric from another package runs when
-    it is named) with their options."""
-    names = list(settings.metrics or [cls.name for cls in BUILTIN])
+    """The selected metrics (the built-ins of DEFAULT_METRICS by default: the others, and a metric
+    from another package, run when they are named) with their options."""
+    names = list(settings.metrics or DEFAULT_METRICS)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"metric selected twice: {', '.join(duplicates)}")

@@ -7,10 +7,11 @@ accepted too, so old datasets score without a conversion step.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from localeval.errors import InputError
 
@@ -27,8 +28,39 @@ LEGACY_NAMES: dict[str, str] = {
 LEGACY_LIST_REFERENCE = "ground_truths"
 
 
+T = TypeVar("T")
+
+
+class FrozenList(list[T]):
+    """A list that refuses to change: a Sample's lists. Every metric of a run reads the same
+    Sample, so a metric that sorted `retrieved_contexts` in place would reorder them for every
+    metric after it; this way it gets a TypeError (its own error for that sample) and the others
+    read the contexts as they were read. Still a list: equality, JSON, pickling and `isinstance`
+    are a list's, so code that reads samples is unchanged."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a Sample's lists are read-only (every metric reads the same sample): change a copy, list(...)")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __copy__(self) -> FrozenList[T]:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenList[T]:
+        return self  # its items are strings and integers
+
+
+_LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids")
+
+
 class Sample(BaseModel):
-    """A RAG sample. Missing fields are None; unknown fields are kept (`extra`)."""
+    """A RAG sample that no reader can change: frozen, its lists FrozenLists, its `extra` a copy
+    for each reader; each metric reads it as it was read. Missing fields are None; unknown
+    fields are kept (`extra`)."""
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
@@ -41,10 +73,21 @@ class Sample(BaseModel):
     reference_context_ids: list[ContextId] | None = None
     response: str | None = None
 
+    @model_validator(mode="after")
+    def _freeze_lists(self) -> Sample:
+        """Its lists as FrozenLists, in one call per sample (a validator per field cost more)."""
+        fields = self.__dict__
+        for name in _LIST_FIELDS:
+            value = fields[name]
+            if value is not None:
+                fields[name] = FrozenList(value)
+        return self
+
     @property
     def extra(self) -> dict[str, Any]:
-        """Fields this model does not know, passed through to the results."""
-        return dict(self.__pydantic_extra__ or {})
+        """Fields this model does not know, passed through to the results: a deep copy, so what
+        one reader does to it no other reader (a metric, the results row) sees."""
+        return copy.deepcopy(self.__pydantic_extra__) if self.__pydantic_extra__ else {}
 
 
 def mapped_field(target: str) -> str:

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from localeval import evaluate
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, T, Usage, load_judge
-from localeval.judge.prompts import ATTRIBUTION_USER, RELEVANCE_USER, USEFULNESS_USER
+from localeval.judge.prompts import ATTRIBUTION_USER, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
 from localeval.metrics import create_metric
 from localeval.metrics.relevance import ShortAnswer
 from localeval.reports import explain, score_text
@@ -43,13 +43,15 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     return re.compile("".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.*?)" for i, part in enumerate(parts)) + r"\Z", re.S)
 
 
-# The Yes/No questions a judge metric asks, by kind: attribution (context_recall, faithfulness:
-# document, statement), usefulness (context_precision: question, answer, paragraph), relevance
-# (context_relevance: question, paragraph).
+# The questions a judge metric asks, by kind: attribution (context_recall, faithfulness,
+# factual_correctness: document, statement), usefulness (context_precision: question, answer,
+# paragraph), relevance (context_relevance: question, paragraph), all Yes/No; and questions
+# (answer_relevancy's structured request: response, count).
 PROMPT_KINDS = {
     "attribution": _template_pattern(ATTRIBUTION_USER),
     "usefulness": _template_pattern(USEFULNESS_USER),
     "relevance": _template_pattern(RELEVANCE_USER),
+    "questions": _template_pattern(QUESTIONS_USER),
 }
 
 
@@ -72,8 +74,9 @@ class ScriptedJudge:
 
     `verdict(messages)` gives the probability of "Yes" for each Yes/No question (a bool is
     certainty; `prompt_fields(messages)` says what is asked); the default says yes to everything. `answer(messages, schema)` gives the
-    dict `ask` returns (context_relevance's short answer, and the claims option); the default
-    gives context_relevance an empty answer (no sentence preferred) and is an error for claims.
+    dict `ask` returns (context_relevance's short answer, the claims option, answer_relevancy's
+    `{"questions": [...], "reason": ..., "noncommittal": 0 or 1}`); the default gives
+    context_relevance an empty answer (no sentence preferred) and is an error for the others.
     """
 
     def __init__(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from functools import lru_cache
 
 import pysbd
 from pysbd.languages import LANGUAGE_CODES
@@ -58,7 +59,13 @@ def _segments(text: str, language: str) -> Iterator[str]:
 
 def split_sentences(text: str, language: str = "en") -> list[str]:
     """Non-blank sentences of `text`, stripped of surrounding whitespace (in time linear in the
-    text's length: see PIECE_CHARS)."""
+    text's length: see PIECE_CHARS). A text several metrics split (the response: faithfulness'
+    statements, factual_correctness' statements and its evidence) is split once (`_split`)."""
     if not text.strip():
         return []
-    return [s.strip() for s in _segments(text, language) if s.strip()]
+    return list(_split(text, language))
+
+
+@lru_cache(maxsize=64)  # a few samples' texts: every metric of a sample reads them while it is scored
+def _split(text: str, language: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _segments(text, language) if s.strip())

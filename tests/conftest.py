@@ -1,6 +1,7 @@
-"""Shared fixtures: JSONL files on tmp_path, and the real small GGUF judge (SmolLM2-135M),
-pulled once and cached between runs. Tests that use the real judge are marked `judge`
-automatically (pytest -m "not judge" runs the rest in seconds)."""
+"""Shared fixtures and helpers: JSONL files on tmp_path, the command line run in process, samples
+with known id_context_recall scores and attribution labels for them (gates, PPI and labels tests),
+and the real small GGUF judge (SmolLM2-135M), pulled once and cached between runs. Tests that use
+the real judge are marked `judge` automatically (pytest -m "not judge" runs the rest in seconds)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,46 @@ def sigint_at_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def invoke(args: list[str], **kwargs: Any) -> Any:
+    """Run the localeval command line in process (click's CliRunner) and return its Result."""
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+
+    return CliRunner().invoke(cli, args, **kwargs)
+
+
+def run_score(*args: Any) -> Any:
+    """`localeval score ARGS...` in process; paths and numbers may be given as they are."""
+    return invoke(["score", *[str(a) for a in args]])
+
+
+# id_context_recall of one retrieved id "a" against these references
+ID_RECALL_REFERENCES = {1.0: ["a"], 0.5: ["a", "b"], 0.25: ["a", "b", "c", "d"], 0.0: ["b"]}
+FIVE = [1.0, 1.0, 0.5, 0.5, 0.25]  # five id_context_recall scores: mean 0.650
+
+
+def id_recall_samples(tmp_path: Path, scores: list[float], ids: list[Any] | None = None, name: str = "samples.jsonl") -> Path:
+    """Samples whose id_context_recall is each of `scores`; ids s0, s1... unless given (None: no id)."""
+    lines = []
+    for index, score in enumerate(scores):
+        sample_id = f"s{index}" if ids is None else ids[index]
+        sample = {} if sample_id is None else {"id": sample_id}
+        sample.update({"retrieved_context_ids": ["a"], "reference_context_ids": ID_RECALL_REFERENCES[score]})
+        lines.append(json.dumps(sample))
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def statement_labels(tmp_path: Path, labels: list[tuple[Any, int]], name: str = "labels.jsonl", contexts: Iterable[str] = ("c",)) -> Path:
+    """Attribution label rows: (sample id, 0/1) -> one statement each (context_recall's human score),
+    each showing `contexts`: the retrieved contexts of the sample it labels."""
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"id": i, "retrieved_contexts": list(contexts), "statement": f"s{n}", "label": y}) + "\n" for n, (i, y) in enumerate(labels)))
+    return path
+
+
 @pytest.fixture(scope="session")
 def small_model_path() -> Path:
     """SmolLM2-135M through the real `localeval models pull` path, kept in the user's model store."""
@@ -73,3 +114,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.judge)
+
+
+@pytest.fixture(scope="session")
+def embedding_model() -> Path:
+    """all-MiniLM-L6-v2 (answer_relevancy's embedding model) through the real `localeval models
+    pull` path, kept in the user's model store."""
+    from localeval.embedding import MODEL_NAME
+    from localeval.models import pull
+
+    return pull(MODEL_NAME)

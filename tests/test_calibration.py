@@ -8,6 +8,7 @@ whose answer is known by hand.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from localeval import fitting as calibrate
 from localeval.calibration import LogisticModel
 from localeval.errors import ConfigError
+
+FEATURES = ("judge", "missing")
 
 
 def test_auc_counts_ranked_pairs_and_ties_as_half():
@@ -119,3 +122,41 @@ def test_a_calibration_must_weigh_exactly_the_metrics_features():
         LogisticModel.from_table({"intercept": 0.0, "weights": {"judge": 1.0, "bogus": 1.0}}, "here", ["judge"])
     with pytest.raises(ConfigError, match="no weight for coverage"):
         LogisticModel.from_table({"intercept": 0.0, "weights": {"judge": 1.0}}, "here", ["judge", "coverage"])
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308, 1001.0, "0.5", True, None, float("nan")])
+def test_a_calibration_coefficient_out_of_bounds_or_not_a_number_is_refused(value):
+    with pytest.raises(ConfigError, match="calibration 'x'"):
+        LogisticModel.from_table({"intercept": 0.0, "weights": {"judge": value, "missing": 0.0}}, "calibration 'x'", FEATURES)
+    with pytest.raises(ConfigError, match="calibration 'x'"):
+        LogisticModel.from_table({"intercept": value, "weights": {"judge": 1.0, "missing": 0.0}}, "calibration 'x'", FEATURES)
+
+
+def test_the_largest_allowed_weights_still_give_a_probability():
+    model = LogisticModel.from_table({"intercept": 1000, "weights": {"judge": 1000, "missing": -1000}}, "c", FEATURES)
+    assert model.probability({"judge": -1e6, "missing": 1e6}) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_calibrate_says_why_nothing_can_be_fitted_instead_of_crashing():
+    from localeval.calibrating import LabelledRows, fit_relevance
+    from localeval.errors import LocalevalError
+    from localeval.fitting import fit_logistic
+    from localeval.metrics.relevance import DEFAULT_CALIBRATION
+
+    with pytest.raises(LocalevalError, match="nothing to fit"):
+        fit_relevance(LabelledRows(questions=[[] for _ in range(25)], required=[set() for _ in range(25)]), DEFAULT_CALIBRATION)
+    one_class = [[{"overlap": 0.5}] for _ in range(25)]
+    with pytest.raises(LocalevalError, match="no sentence is labelled required"):
+        fit_relevance(LabelledRows(questions=one_class, required=[set() for _ in range(25)]), DEFAULT_CALIBRATION)
+    with pytest.raises(LocalevalError, match="cannot be fitted"):
+        fit_logistic([], [], [], ["a"])
+
+
+def test_a_bad_table_in_a_calibration_file_names_the_file(tmp_path):
+    from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, checked_calibration
+    from localeval.metrics import create_metric
+
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps({"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION, "tables": {"attribution": {"intercept": 0, "weights": {"judge": 1}}}}))
+    with pytest.raises(ConfigError, match=f"{path}: calibration 'attribution': no weight for"):
+        checked_calibration(str(path), [create_metric("context_recall")], ["attribution", "relevance"])

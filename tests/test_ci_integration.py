@@ -9,11 +9,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import result_rows
+from conftest import invoke, result_rows
 
-from localeval.cli import cli
-from localeval.metrics import BUILTIN
+from localeval.metrics import DEFAULT_METRICS
 from localeval.testing import assert_metric
 
 ROWS = [
@@ -23,10 +21,6 @@ ROWS = [
     {"id": "undefined", "retrieved_context_ids": [1], "reference_context_ids": []},
     {"id": "broken"},
 ]
-
-
-def invoke(args, **kwargs):
-    return CliRunner().invoke(cli, args, **kwargs)
 
 
 def test_localeval_toml_next_to_the_data_sets_metrics_and_thresholds(write_jsonl, tmp_path):
@@ -154,10 +148,10 @@ def test_the_readme_example_goes_through_every_report(small_model_path, tmp_path
     assert scored.exit_code in (0, 1), scored.output
     rows = result_rows(results)
     assert len(rows) == sum(1 for line in example.read_text().splitlines() if line.strip())
-    assert all(set(row["scores"]) == {m.name for m in BUILTIN} for row in rows)
+    assert all(set(row["scores"]) == set(DEFAULT_METRICS) for row in rows)
     assert all(row["scores"]["faithfulness"] is not None and row["scores"]["context_precision"] is not None for row in rows)
     suites = {suite.get("name") for suite in ET.parse(junit).getroot().findall("testsuite")}
-    assert suites == {m.name for m in BUILTIN}
+    assert suites == set(DEFAULT_METRICS)
     assert md.read_text().startswith("## localeval: ")
     reported = invoke(["report", str(results), "-o", str(html)])
     assert reported.exit_code == 0, reported.output

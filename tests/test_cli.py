@@ -1,15 +1,20 @@
 """The command line, through click's CliRunner and through a real subprocess."""
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import result_rows
+from conftest import invoke, result_rows
 
 from localeval.cli import cli
+from localeval.errors import EXIT_INTERNAL
 from localeval.metrics import BUILTIN
+
+ROOT = Path(__file__).resolve().parents[1]
 
 GOOD = {
     "id": "s1",
@@ -20,10 +25,6 @@ GOOD = {
     "team": "search",
 }
 NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
-
-
-def invoke(args, **kwargs):
-    return CliRunner().invoke(cli, args, **kwargs)
 
 
 def read_results(path):
@@ -172,6 +173,7 @@ def test_metrics_command_lists_required_fields_and_options():
     assert rows["id_context_recall"]["required_fields"] == ["retrieved_context_ids", "reference_context_ids"]
     assert rows["nonllm_context_recall"]["options"]["threshold"]["default"] == 0.5
     assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is True
+    assert [name for name, row in rows.items() if not row["default_run"]] == ["answer_relevancy", "factual_correctness"]
     assert "--option nonllm_context_recall.measure" in invoke(["metrics"]).stdout
 
 
@@ -202,3 +204,61 @@ def test_report_draws_every_builtin_metric_and_caps_a_crafted_file_naming_more_t
     results.write_text(json.dumps({"id": 1, "line": 1, "scores": dict.fromkeys(names, 0.5), "details": {}, "errors": {}}) + "\n")
     result = CliRunner().invoke(cli, ["report", str(results), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 0 and f"names {len(names)} metrics; the report shows the first {MAX_REPORT_METRICS}" in result.output
+
+
+def test_an_unexpected_error_has_its_own_exit_code_and_one_line(write_jsonl, tmp_path):
+    data = write_jsonl([{"retrieved_context_ids": [1], "reference_context_ids": [1]}])
+    code = (
+        "import sys\nfrom localeval.metrics import id_recall\n"
+        "def boom(*a, **k):\n    raise ZeroDivisionError('a bug')\n"
+        "id_recall.IdContextRecall.score_batch = boom\n"
+        "from localeval.cli import main\nsys.argv = ['localeval', 'score', sys.argv[1], '-m', 'id_context_recall', '-t', 'id_context_recall=0.5']\nmain()"
+    )
+    completed = subprocess.run([sys.executable, "-c", code, str(data)], capture_output=True, text=True)
+    assert completed.returncode == EXIT_INTERNAL
+    message = completed.stderr.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message
+    assert "internal error (ZeroDivisionError: a bug)" in message
+    saved = message.rsplit("The traceback is in ", 1)[1]
+    assert "ZeroDivisionError" in open(saved).read()
+    os.unlink(saved)
+
+
+def test_samples_that_could_not_be_scored_are_said_and_can_fail_the_run(write_jsonl):
+    data = write_jsonl([{"id": "q"}])  # no field any metric needs
+    quiet = invoke(["score", str(data), "-m", "id_context_recall"])
+    assert quiet.exit_code == 0 and "1 of 1 samples could not be scored by id_context_recall" in quiet.stderr
+    strict = invoke(["score", str(data), "-m", "id_context_recall", "--fail-on-error"])
+    assert strict.exit_code == 1
+
+
+def test_a_broken_dependency_exits_three_with_one_line_never_one():
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['rapidfuzz'] = None; sys.argv = ['localeval', '--version']; from localeval.entry import main; main()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 3 and "cannot start" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_closed_standard_streams_give_one_line_or_a_normal_run(tmp_path):
+    import subprocess
+    import sys
+
+    data = str(ROOT / "examples" / "rag_samples.jsonl")
+    out = tmp_path / "o.jsonl"
+    base = [sys.executable, "-m", "localeval", "score", data, "-m", "id_context_recall"]
+    no_stderr = subprocess.run([*base, "-o", str(out)], stderr=subprocess.DEVNULL, stdout=subprocess.PIPE, cwd=tmp_path, pass_fds=(), close_fds=True,
+                               preexec_fn=lambda: __import__("os").close(2))
+    assert no_stderr.returncode == 0 and len(out.read_text().splitlines()) == 5
+    no_stdout = subprocess.run([*base, "-o", "-"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                               preexec_fn=lambda: __import__("os").close(1))
+    assert no_stdout.returncode == 2 and "standard output is closed" in no_stdout.stderr
+
+
+@pytest.mark.parametrize("args", [["--judge-option", "bogus=1"], [str(Path("no-such-model.gguf"))]])
+def test_serve_says_it_serves_only_once_its_options_and_model_are_good(tmp_path, args):
+    result = subprocess.run([sys.executable, "-m", "localeval", "serve", *args], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 2, result.stderr
+    assert "serving" not in result.stderr and "error" in result.stderr

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+
 PACKAGE = Path(__file__).resolve().parents[1] / "localeval"
 
 
@@ -73,3 +75,19 @@ def test_no_module_of_localeval_imports_itself_back_at_import_time():
 
 def test_no_module_of_localeval_imports_itself_back_even_inside_a_function():
     assert not _cycles(_graph(top_level_only=False)), _cycles(_graph(top_level_only=False))
+
+
+def test_a_run_of_the_id_metric_never_imports_numpy(tmp_path):
+    import subprocess
+    import sys
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
+    code = (
+        "import sys\nfrom localeval.cli import cli\ntry:\n"
+        f"    cli.main(['score', {str(data)!r}, '-m', 'id_context_recall', '-q'], standalone_mode=False)\n"
+        "finally:\n    print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

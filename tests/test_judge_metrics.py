@@ -16,6 +16,7 @@ from localeval.metrics import create_metric, recall, relevance
 from localeval.metrics.recall import DEFAULT_CALIBRATION
 from localeval.samples import Sample
 from localeval.testing import ScriptedJudge
+from localeval.text import split_sentences
 
 SAMPLE = Sample(
     user_input="Who founded the company and when?",
@@ -145,6 +146,65 @@ def test_recall_claims_mode_uses_the_judges_claims():
     score = rule("context_recall", {"statements": "claims"}).score_batch([SAMPLE], judge)[0]
     assert [s["statement"] for s in score.details["statements"]] == ["Ada Smith founded Acme.", "Acme is in Ohio."]
     assert score.value == 0.5
+
+
+def answered_text(messages):
+    """The text a claims request asks the judge to break up."""
+    return messages[-1]["content"].split("Answer: ", 1)[1].split("\n\n", 1)[0]
+
+
+def claims_up_to_the_limit(per_sentence=1):
+    """A judge's claims as the JSON schema lets it give them: `per_sentence` claims for each
+    sentence it is asked about, at most MAX_CLAIMS in one answer (the rest never written)."""
+
+    def answer(messages, schema):
+        claims = [f"{sentence} (claim {k + 1})" if per_sentence > 1 else sentence for sentence in split_sentences(answered_text(messages)) for k in range(per_sentence)]
+        return {"claims": claims[: recall.MAX_CLAIMS]}
+
+    return answer
+
+
+SIXTEEN = Sample(
+    user_input="What does the report say?",
+    retrieved_contexts=[" ".join(f"Fact {i} is true." for i in range(1, 16))],
+    response=" ".join(f"Fact {i} is true." for i in range(1, 16)) + " The moon is made of cheese.",
+)
+
+
+def test_claims_past_the_schemas_limit_are_all_judged():
+    """A 16-sentence response whose 16th sentence is invented: one answer holds at most 12 claims,
+    so the response is decomposed again in halves and the invented sentence is judged (0.9375,
+    as with statements=sentences), where the first 12 claims alone scored 1.0."""
+    judge = ScriptedJudge(lambda m: 0.001 if "cheese" in claim_of(m) else 0.999, claims_up_to_the_limit(), calibration=CERTAIN)
+    score = rule("faithfulness", {"statements": "claims"}).score_batch([SIXTEEN], judge)[0]
+    assert [v["statement"] for v in score.details["statements"]] == split_sentences(SIXTEEN.response)
+    assert score.value == 15 / 16 == rule("faithfulness").score_batch([SIXTEEN], judge)[0].value
+    assert score.details["claims_requests"] == 3  # the whole, then each half of 8 sentences
+    asked = [answered_text(m) for m in judge.calls if "Answer: " in m[-1]["content"]]
+    assert asked == [SIXTEEN.response, *(" ".join(split_sentences(SIXTEEN.response)[h * 8 : h * 8 + 8]) for h in (0, 1))]
+
+
+def test_a_sentence_whose_claims_still_reach_the_limit_is_judged_as_it_stands():
+    judge = ScriptedJudge(lambda m: 0.001 if "cheese" in claim_of(m) else 0.999, claims_up_to_the_limit(per_sentence=7), calibration=CERTAIN)
+    score = rule("faithfulness", {"statements": "claims"}).score_batch([SIXTEEN], judge)[0]
+    verdicts = score.details["statements"]
+    # Two sentences give 14 claims (past the limit), so every sentence is asked alone: 7 claims each.
+    assert len(verdicts) == 16 * 7 and not any(v.get("kept_sentence") for v in verdicts)
+    assert score.details["claims_requests"] == 1 + 2 + 4 + 8 + 16
+    one_sentence = Sample(user_input="q", retrieved_contexts=["Fact 1 is true."], response="Fact 1 is true, and the moon is made of cheese.")
+    crowded = ScriptedJudge(lambda m: 0.001 if "cheese" in claim_of(m) else 0.999, claims_up_to_the_limit(per_sentence=12), calibration=CERTAIN)
+    score = rule("faithfulness", {"statements": "claims"}).score_batch([one_sentence], crowded)[0]
+    (verdict,) = score.details["statements"]
+    assert verdict["statement"] == one_sentence.response and verdict["kept_sentence"] is True and score.value == 0.0
+    assert "claims_requests" not in score.details  # asked once: the sentence is the whole response
+
+
+def test_claims_under_the_limit_are_one_request_as_before():
+    judge = ScriptedJudge(lambda m: 0.999, claims_up_to_the_limit(), calibration=CERTAIN)
+    short = Sample(user_input="q", retrieved_contexts=["Fact 1 is true."], response="Fact 1 is true. Fact 2 is true.")
+    score = rule("context_recall", {"statements": "claims"}).score_batch([short.model_copy(update={"reference": short.response})], judge)[0]
+    assert len(judge.calls) == 1 + 2 and "claims_requests" not in score.details  # one claims request, one verdict per claim
+    assert not any("kept_sentence" in v for v in score.details["statements"])
 
 
 def test_a_sentence_longer_than_the_window_is_a_per_sample_error():

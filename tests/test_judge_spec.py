@@ -3,6 +3,9 @@ a run loads come from JudgeSpec's fields, so a setting and its bounds are writte
 
 from __future__ import annotations
 
+import json
+import math
+
 import pytest
 from click.testing import CliRunner
 
@@ -143,3 +146,48 @@ def test_a_resume_accepts_other_speed_settings_and_refuses_other_identity_settin
     out.write_text("".join(lines[:3]))
     identity = CliRunner().invoke(cli, [*base, "--resume", "--judge-option", "n_batch=64"])
     assert identity.exit_code == 2 and "judge.n_batch" in identity.output and "64 now" in identity.output
+
+
+def test_a_judge_option_on_the_command_line_merges_with_the_configs_table(tmp_path):
+    from localeval.settings import build_settings
+
+    (tmp_path / "localeval.toml").write_text("[judge.backend_options]\ntimeout = 600\nretries = 0\n", encoding="utf-8")
+    data = tmp_path / "samples.jsonl"
+    data.write_text("{}\n", encoding="utf-8")
+    settings = build_settings({"input": str(data), "backend_options": {"retries": "5"}})
+    assert settings.backend_options == {"timeout": 600, "retries": "5"}
+
+
+@pytest.mark.parametrize(("option", "reason"), [("bogus=1", "has no such option"), ("n_batch=-5", "greater than or equal to 1")])
+def test_a_judge_option_is_checked_on_a_run_that_uses_no_judge(tmp_path, option, reason):
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "--judge-option", option, "-q"])
+    assert result.exit_code == 2 and reason in result.output, result.output
+
+
+@pytest.mark.parametrize(("values", "reason"), [
+    ({"timeout": True}, "not true or false"), ({"retries": True}, "not true or false"),
+    ({"timeout": math.nan}, "finite number"), ({"timeout": "nan"}, "finite number"), ({"timeout": "inf"}, "finite number"),
+])
+def test_a_backends_numbers_refuse_booleans_and_nan_with_the_right_reason(values, reason):
+    from localeval.judge.backends import checked_options
+
+    with pytest.raises(ConfigError, match=reason):
+        checked_options("openai", values)
+
+
+def test_a_config_table_refuses_true_for_a_number(tmp_path):
+    from click.testing import CliRunner
+
+    from localeval.cli import cli
+
+    (tmp_path / "localeval.toml").write_text("[judge.backend_options]\nn_batch = true\n", encoding="utf-8")
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "-q"])
+    assert result.exit_code == 2 and "n_batch" in result.output and "not true or false" in result.output, result.output

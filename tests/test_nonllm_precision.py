@@ -98,12 +98,10 @@ def test_explanation_is_one_line_with_matches_and_misses():
 
 def brute_force(retrieved, references, measure, threshold):
     """Every pair in full, as ragas computes it: per retrieved context its best reference, relevant when >= threshold.
-    Identical texts are 1.0 with every measure (rapidfuzz's two ratios give two empty strings 0)."""
+    Every pair is rapidfuzz's, identical ones too (token_set_ratio gives two blank texts 0)."""
     scorer, is_distance = MEASURES[measure]
 
     def similarity(a, b):
-        if a == b:
-            return 1.0
         return (1.0 - scorer(a, b, processor=None)) if is_distance else scorer(a, b, processor=None) / 100
 
     out = []
@@ -139,6 +137,22 @@ def test_every_measure_equals_the_brute_force(retrieved, references, measure, th
             else:
                 assert not exact or not references
                 assert value is None or value < threshold
+
+
+@pytest.mark.parametrize("measure", sorted(MEASURES))
+def test_identical_blank_texts_score_as_rapidfuzz_scores_them(measure):
+    """The shortcut for identical texts holds only where rapidfuzz agrees: token_set_ratio gives two
+    texts without a word 0 (and NBSP, which Python strips, is a word to rapidfuzz)."""
+    retrieved = ["", " ", "\t\n", "\u3000", "\xa0", "b"]
+    references = ["", " ", "\t\n", "\u3000", "\xa0"]
+    for threshold in (0.0, 0.5, 1.0):
+        expected = brute_force(retrieved, references, measure, threshold)
+        for exact in (True, False):
+            got = precision(retrieved, references, measure=measure, threshold=threshold, exact_similarity=exact)
+            assert [r["relevant"] for r in got.details["retrieved"]] == [relevant for _, _, relevant in expected]
+            assert got.value == average_precision(relevant for _, _, relevant in expected)
+            if exact:
+                assert [r["similarity"] for r in got.details["retrieved"]] == [value for _, value, _ in expected]
 
 
 def test_a_batch_scores_like_its_samples_one_by_one():

@@ -9,14 +9,21 @@ them out) and the CLI runs in that subprocess."""
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from conftest import result_rows, sigint_at_default
+
+from localeval.metrics.base import Metric, Score
+from localeval.runner import score
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -162,3 +169,170 @@ def test_with_results_on_standard_output_a_plugins_child_process_and_c_code_writ
     assert [json.loads(line)["line"] for line in run.stdout.splitlines()] == [1, 2, 3]  # JSON lines and nothing else
     for said in ("a child process line", "a line on descriptor 1", "a C printf line", "a print line", "written while it is built"):
         assert said in run.stderr, said
+
+
+class _ById(Metric[Any]):
+    """A plugin-like metric whose Score for each sample is looked up by the sample's id."""
+
+    name = "by_id"
+    description = "returns what the test says, by sample id"
+    required_fields = ("reference",)
+    answers: dict[int, Any] = {}
+
+    def score_batch(self, samples, judge):  # type: ignore[no-untyped-def]
+        return [self.answers[s.id] for s in samples]
+
+
+def _run(answers: dict[int, Any], metric: type[_ById] = _ById) -> list[Any]:
+    cls = type("Plugin", (metric,), {"answers": answers, "__module__": "tests_plugin"})
+    samples = [{"id": i, "reference": "r", "retrieved_context_ids": [1], "reference_context_ids": [1]} for i in answers]
+    return list(score(samples, [cls(), "id_context_recall"]))
+
+
+def test_a_plugins_bad_scores_are_that_samples_error_naming_the_plugin_and_nothing_else():
+    rows = _run({
+        0: Score(5.0), 1: Score(-0.5), 2: Score(True), 3: Score(math.inf), 4: Score(-math.inf), 5: Score("0.5"),  # type: ignore[arg-type]
+        6: Score(0.5, details={"seen": {1, 2}}), 7: Score(0.5, details={1: "x"}),  # type: ignore[dict-item]
+        8: 0.5, 9: Score(None),
+        10: Score(np.float32(0.25)), 11: Score(np.int64(1)), 12: Score(math.nan), 13: Score(0.75, details={"words": 3}),  # type: ignore[arg-type]
+    })
+    for row in rows[:10]:
+        assert row.scores["by_id"] is None, row
+        assert "metric 'by_id' (tests_plugin.Plugin)" in row.errors["by_id"], row.errors
+        assert row.scores["id_context_recall"] == 1.0 and "id_context_recall" not in row.errors  # the other metric is unaffected
+    assert "outside [0, 1]" in rows[0].errors["by_id"] and "outside [0, 1]" in rows[3].errors["by_id"]
+    assert "not a number" in rows[2].errors["by_id"] and "not a number" in rows[5].errors["by_id"]
+    assert "JSON" in rows[6].errors["by_id"] and "not a Score" in rows[8].errors["by_id"] and "no error" in rows[9].errors["by_id"]
+    # numpy numbers in range are converted to float (friendly, and exact); NaN stays "undefined", as for the built-ins
+    assert rows[10].scores["by_id"] == 0.25 and type(rows[10].scores["by_id"]) is float and rows[11].scores["by_id"] == 1.0
+    assert math.isnan(rows[12].scores["by_id"]) and "by_id" not in rows[12].errors
+    assert rows[13].scores["by_id"] == 0.75 and rows[13].details["by_id"] == {"words": 3}
+    for row in rows:  # every row can be written and read back
+        json.loads(row.to_line())
+
+
+def test_a_score_batch_with_too_few_or_too_many_scores_fails_every_sample_of_its_batch():
+    class Short(_ById):
+        def score_batch(self, samples, judge):  # type: ignore[no-untyped-def]
+            return [Score(1.0)] * (len(samples) - 1)
+
+    class Long(_ById):
+        def score_batch(self, samples, judge):  # type: ignore[no-untyped-def]
+            return [Score(1.0)] * (len(samples) + 1)
+
+    for metric, off_by in ((Short, -1), (Long, 1)):  # batches are sized by time (localeval.runner): whatever their size
+        rows = _run({0: None, 1: None, 2: None}, metric)
+        assert [r.scores["by_id"] for r in rows] == [None, None, None]
+        said = [re.search(r"returned (\d+) scores for a batch of (\d+) samples; every sample of the batch is left unscored", r.errors["by_id"]) for r in rows]
+        assert all(found and int(found[1]) == int(found[2]) + off_by for found in said), rows
+        assert all(r.scores["id_context_recall"] == 1.0 for r in rows)
+
+
+def test_a_plugin_that_raises_fails_its_samples_not_the_run():
+    class Raises(_ById):
+        def score_batch(self, samples, judge):  # type: ignore[no-untyped-def]
+            raise SystemExit(0)
+
+    rows = _run({0: None, 1: None}, Raises)
+    assert all("raised SystemExit" in r.errors["by_id"] and r.scores["id_context_recall"] == 1.0 for r in rows)
+
+
+BAD_PLUGIN = '''
+import math
+print("plugin imported")  # must not reach standard output
+from localeval.metrics.base import Metric, Score
+
+
+class Bad(Metric):
+    name = "bad_values"
+    description = "Returns a bad value for some samples."
+    required_fields = ("reference",)
+
+    def __init__(self, params=None):
+        print("building the metric")  # nor this
+        super().__init__(params)
+
+    def score_batch(self, samples, judge):
+        print("scoring a batch")  # must not reach standard output either
+        values = {"five": 5.0, "true": True, "inf": math.inf, "text": "0.5", "ok": 0.75}
+        return [Score(value=values[s.reference]) for s in samples]
+'''
+
+
+def test_an_installed_plugins_bad_values_never_pass_a_gate_nor_break_the_results(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "bad_plugin", BAD_PLUGIN, "bad_values = bad_plugin:Bad")
+    data = tmp_path / "samples.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "reference": r}) + "\n" for i, r in enumerate(["five", "true", "inf", "text", "ok"])), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    run = _localeval(site, "score", str(data), "-m", "bad_values", "-t", "bad_values=0.5", "--min-mean", "bad_values=0.5", "-o", str(out),
+                     "--junit-xml", str(tmp_path / "junit.xml"), "--summary-json", str(tmp_path / "summary.json"), "-q", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr  # four samples could not be scored: they fail the gate
+    rows = result_rows(out)
+    assert [r["scores"]["bad_values"] for r in rows] == [None, None, None, None, 0.75]
+    assert all("bad_plugin.Bad" in r["errors"]["bad_values"] for r in rows[:4])
+    summary = json.loads((tmp_path / "summary.json").read_text())["metrics"]["bad_values"]
+    assert summary["errors"] == 4 and summary["mean"] == 0.75
+    report = _localeval(site, "report", str(out), "-o", str(tmp_path / "report.html"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    resumed = _localeval(site, "score", str(data), "-m", "bad_values", "-o", str(out), "--resume", "-q", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+
+    piped = _localeval(site, "score", str(data), "-m", "bad_values", "-o", "-", "-q", cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert [json.loads(line)["line"] for line in piped.stdout.splitlines()] == [1, 2, 3, 4, 5]  # JSON lines and nothing else
+    assert "plugin imported" in piped.stderr and "building the metric" in piped.stderr and "scoring a batch" in piped.stderr
+
+
+def test_plugins_load_only_when_a_run_names_one_and_a_sys_exit_at_import_decides_nothing(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "imported"
+    _install(site, "exits", "import sys\nsys.exit(0)\n", "exits = exits:Nope")
+    _install(site, "slow", f"open({str(marker)!r}, 'w').close()\nfrom localeval.metrics.id_recall import IdContextRecall as Slow\n", "slow = slow:Slow")
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [2]}) + "\n", encoding="utf-8")
+
+    failing = _localeval(site, "score", str(data), "-m", "id_context_recall", "-t", "id_context_recall=1.0", "-o", str(tmp_path / "out.jsonl"), cwd=tmp_path)
+    assert failing.returncode == 1, failing.stderr  # the gate decides, not the plugin's sys.exit(0)
+    assert len(result_rows(tmp_path / "out.jsonl")) == 1
+    assert _localeval(site, "--version", cwd=tmp_path).returncode == 0
+    assert not marker.exists()  # neither run imported a plugin
+
+    named = _localeval(site, "score", str(data), "-m", "exits", cwd=tmp_path)
+    assert named.returncode == 2 and "could not be loaded" in named.stderr and "SystemExit" in named.stderr, named.stderr
+    listed = _localeval(site, "metrics", cwd=tmp_path)
+    assert listed.returncode == 0 and "metric 'exits' from an installed package could not be loaded" in listed.stderr
+    assert marker.exists()  # listing loads them all
+
+
+def test_a_plugin_under_a_built_in_name_is_named_on_every_run_and_the_built_in_wins(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "shadow", "from localeval.metrics.id_recall import IdContextRecall as Shadow\n", "id_context_recall = shadow:Shadow")
+    data = tmp_path / "samples.jsonl"
+    data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n", encoding="utf-8")
+    run = _localeval(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "shadow:Shadow declares the metric 'id_context_recall', a built-in metric's name: the built-in is used" in run.stderr
+
+
+def test_a_plugin_whose_explain_raises_leaves_the_report_standing():
+    from localeval.metrics import REGISTRY, register_metric
+    from localeval.reports import explain
+    from localeval.results import ResultRow
+
+    class Unexplained(_ById):
+        name = "unexplained"
+
+        @classmethod
+        def explain(cls, details):  # type: ignore[no-untyped-def]
+            raise KeyError("words")
+
+    register_metric(Unexplained)
+    try:
+        text = explain(ResultRow(line=1, scores={"unexplained": 0.5}, details={"unexplained": {"words": 3}}), "unexplained")
+    finally:
+        del REGISTRY["unexplained"]
+    assert "explain raised KeyError" in text

@@ -64,14 +64,15 @@ def test_faithfulness_and_context_precision_on_ray_equal_a_local_run(cluster, wr
     local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
     common = {
         "input": str(data),
-        "metrics": ["faithfulness", "context_precision"],
-        "options": {"faithfulness": {"verifier": True}, "context_precision": {"verifier": True, "against": "response"}},
+        "metrics": ["faithfulness", "context_precision", "factual_correctness"],
+        "options": {"faithfulness": {"verifier": True}, "context_precision": {"verifier": True, "against": "response"}, "factual_correctness": {"verifier": True}},
         "timing": False,
     }
     first = score_file(RunSettings(**common, output=str(local)))
     second = score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
     assert rows_of(local) == rows_of(distributed)
     assert first.summary["metrics"] == second.summary["metrics"] and first.summary["metrics"]["faithfulness"]["scored"] == 4
+    assert first.summary["metrics"]["factual_correctness"]["scored"] == 4
 
 
 @pytest.mark.judge

@@ -93,6 +93,22 @@ def test_each_measure_equals_rapidfuzz_directly(measure):
 
 
 @pytest.mark.parametrize("measure", sorted(MEASURES))
+def test_identical_blank_texts_score_as_rapidfuzz_scores_them(measure):
+    """Two identical texts are 1.0 without the kernel only where rapidfuzz says so: token_set_ratio
+    gives two blank texts 0 (no word in common), so a blank reference is not recalled by a blank context."""
+    scorer, is_distance = MEASURES[measure]
+    texts = ["", " ", "\t\n", "\u2003", "\xa0", "a"]
+    for reference in texts:
+        expected = max((1 - scorer(r, reference, processor=None)) if is_distance else scorer(r, reference, processor=None) / 100 for r in texts)
+        for threshold in (0.0, 0.5):
+            got = nonllm(texts, [reference], measure=measure, threshold=threshold, exact_similarity=True)
+            assert got.details["references"][0]["similarity"] == expected, (reference, measure)
+            assert got.value == float(expected > threshold)
+            fast = nonllm(texts, [reference], measure=measure, threshold=threshold)
+            assert fast.value == got.value
+
+
+@pytest.mark.parametrize("measure", sorted(MEASURES))
 @pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8])
 def test_early_stopping_kernel_gives_the_same_scores_as_the_exact_one(measure, threshold):
     import random

@@ -17,6 +17,7 @@ from localeval import evaluate
 from localeval.cli import cli
 from localeval.errors import ConfigError
 from localeval.metrics import create_metric
+from localeval.runner import score
 from localeval.samples import Sample
 from localeval.verifier import SHIPPED_SHA256, Verifier, load_verifier, shipped_path
 from localeval.verifier.tensors import TensorFileError, read_tensors, write_tensors
@@ -97,6 +98,22 @@ def test_the_tokenizer_never_fails_on_odd_text():
     tokenizer: WordPiece = load_verifier().tokenizer
     for text in ["", " ", "\ud800", "x" * 500, "\u0000\u0001", "🙂" * 3, "a\u0301"]:
         assert all(isinstance(i, int) for i in tokenizer.encode(text))
+
+
+def test_the_verifier_tokenizes_each_context_once(monkeypatch):
+    from localeval.metrics import create_metric
+    from localeval.verifier import load_verifier
+
+    verifier = load_verifier()
+    encoded: list[str] = []
+    real = verifier.tokenizer.encode
+    monkeypatch.setattr(verifier.tokenizer, "encode", lambda text: encoded.append(text) or real(text))
+    context = "\n".join(f"Line {i} says that the river number {i} is long." for i in range(40))
+    sample = {"user_input": "Which river is long?", "retrieved_contexts": [context, "A second context."]}
+    (row,) = score([sample], [create_metric("context_relevance", {"verifier": "true", "unit": "line"})])
+    assert row.scores["context_relevance"] is not None, row.errors
+    assert encoded.count(context) == 1 and encoded.count("Which river is long?") == 1
+    assert len(encoded) == len(set(encoded)) == 40 + 1 + 2  # each line, the question, each context (the second is its own one unit): each text once
 
 
 VERIFIED = {"verifier": True}  # the judge decides by default; these tests are about the verifier

@@ -13,9 +13,8 @@ Wikipedia, subtitles, news, books, web text, Twitter, Reddit); see the file's he
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
-
-import wordfreq
 
 WORDS = 40_000
 TARGET = Path(__file__).resolve().parents[1] / "localeval" / "data" / "word_frequency_en.txt"
@@ -28,6 +27,9 @@ HEADER = (
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    import wordfreq  # a development dependency: only this script needs it
+
     lines = []
     for word in wordfreq.top_n_list("en", WORDS):
         if "\t" in word or "\n" in word or not word.strip():

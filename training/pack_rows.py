@@ -15,18 +15,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
+from splits import refuse_sealed
+
+from localeval.verifier import load_verifier
+from localeval.verifier.pairs import TASKS, pack
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # this checkout's localeval, whatever is installed
-from splits import refuse_sealed  # noqa: E402
-
-from localeval.verifier import load_verifier  # noqa: E402
-from localeval.verifier.pairs import TASKS, pack  # noqa: E402
-
 SPLITS = ("train", "validation")
 
 

@@ -33,24 +33,22 @@ import hashlib
 import json
 import random
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import prepare_verifier_data as legacy
+from news_documents import DocumentClusters, qags_index
+from splits import SEALED, legacy_split, split_of
+
+from localeval.metrics.recall import sentence_windows  # the runtime's own windows
+from localeval.text import split_sentences
+from localeval.verifier import load_verifier
+from localeval.verifier.pairs import FIRST_TOKENS
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # this checkout's localeval, whatever is installed
-import prepare_verifier_data as legacy  # noqa: E402
-from news_documents import DocumentClusters, qags_index  # noqa: E402
-from splits import SEALED, legacy_split, split_of  # noqa: E402
-
-from localeval.metrics.recall import _windows  # noqa: E402  (the runtime's own windows)
-from localeval.text import split_sentences  # noqa: E402
-from localeval.verifier import load_verifier  # noqa: E402
-from localeval.verifier.pairs import FIRST_TOKENS  # noqa: E402
-
 # shared/data beside the checkout (/work/main) or beside the worktrees' folder (/work/wt/NAME).
 SHARED = next((p / "shared" / "data" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared" / "data").is_dir()), ROOT.parent / "shared" / "data")
 legacy.SHARED = SHARED  # where prepare_verifier_data.py reads the reserved ids and the dev questions
@@ -74,7 +72,7 @@ def legacy_rows(folder: Path) -> Iterator[Row]:
     saw), re-split: a group it trained on stays train; the groups it never trained on go to the
     validation and test splits; the halves the benchmarks hold out (SQuAD's and VitaminC's held-out
     halves, FEVER-symmetric's test file) go to the test split whole."""
-    held_out = legacy._held_out
+    held_out = legacy.labelled_rows.held_out
     sources: list[tuple[Iterable[Row], bool]] = [
         (legacy.hotpotqa(folder / "hotpotqa", random.Random(legacy.SEED)), False),
         (legacy.squad(folder / "squad2" / "dev-part.json"), False),
@@ -195,7 +193,7 @@ def best_window(statement: str, sentences: list[str], lengths: list[int], budget
     """The window of the article (as the runtime cuts them: recall.py) holding most of the
     statement's words."""
     room = budget - len(tokenizer.encode(statement)) - 3
-    windows = _windows(sentences, lengths, room)
+    windows = sentence_windows(sentences, lengths, room)
     wanted = _words(statement)
     best = max(windows, key=lambda w: (len(wanted & _words(" ".join(sentences[i] for i in w))), -w.start))
     return " ".join(sentences[i] for i in best)

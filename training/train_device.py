@@ -6,7 +6,7 @@ exports) and pack_rows.py's archive of train and validation rows. Never a path i
 test folder (splits.py). Trains every weight on the train rows (bfloat16 autocast on a GPU),
 stops within --minutes of wall time (the learning-rate schedule is fitted to the steps that fit,
 measured on the first steps), then scores the validation rows with the starting weights and the
-new ones, sets each task's cut and slope on them (train_verifier.calibrate) and writes to --out:
+new ones, sets each task's cut and slope on them (calibration.calibrate) and writes to --out:
 
 - verifier.safetensors.partNN: the new file cut into parts of at most --part-mib MiB (what comes
   back from a device is at most 8 files of 16 MiB), with parts.json (sizes and SHA-256 of the
@@ -41,9 +41,10 @@ import torch
 from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "training")]
+sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # the device machine has no installed localeval: this checkout's, beside the script
+from calibration import calibrate, evaluate  # noqa: E402
 from splits import refuse_sealed  # noqa: E402
-from train_verifier import SEED, Verifier, calibrate, evaluate  # noqa: E402
+from train_verifier import SEED, Verifier  # noqa: E402
 
 from localeval.verifier.pairs import TASKS  # noqa: E402
 from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402

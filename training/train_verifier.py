@@ -21,25 +21,22 @@ import json
 import math
 import random
 import re
-import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from calibration import calibrate, evaluate
+from splits import refuse_sealed
 from torch import nn
 
+from localeval.verifier.encoder import LAYER_NORM_EPS, TASKS
+from localeval.verifier.pairs import pack
+from localeval.verifier.tensors import read_tensors, write_tensors
+from localeval.verifier.wordpiece import WordPiece
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from splits import refuse_sealed  # noqa: E402
-
-from localeval.verifier.encoder import LAYER_NORM_EPS, TASKS  # noqa: E402
-from localeval.verifier.pairs import pack  # noqa: E402
-from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
-from localeval.verifier.wordpiece import WordPiece  # noqa: E402
-
 SEED = 20261125
 MAX_TOKENS = {"relevance": 192, "attribution": 128}
 HEADS = 12
@@ -145,18 +142,6 @@ def tensors(batch: list[tuple[list[int], int, int]]) -> tuple[torch.Tensor, torc
     return ids, mask, torch.tensor([t for _, t, _ in batch]), torch.tensor([float(y) for _, _, y in batch])
 
 
-def auc(scores: list[float], labels: list[int]) -> float:
-    positives = [s for s, y in zip(scores, labels) if y]
-    negatives = [s for s, y in zip(scores, labels) if not y]
-    if not positives or not negatives:
-        return float("nan")
-    ranked = sorted(negatives)
-    import bisect
-
-    wins = sum(bisect.bisect_left(ranked, p) + 0.5 * (bisect.bisect_right(ranked, p) - bisect.bisect_left(ranked, p)) for p in positives)
-    return wins / (len(positives) * len(negatives))
-
-
 def predict(model: Verifier, items: list[tuple[list[int], int, int]]) -> list[float]:
     """The logit of each item's task."""
     model.eval()
@@ -171,58 +156,6 @@ def predict(model: Verifier, items: list[tuple[list[int], int, int]]) -> list[fl
                 values[i] = v
     model.train()
     return values
-
-
-def evaluate(rows: list[dict[str, Any]], logits: list[float], calibration: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """AUC, and balanced accuracy at the task's cut, per source."""
-    by_source: dict[str, list[tuple[float, int]]] = defaultdict(list)
-    for row, value in zip(rows, logits):
-        by_source[row["source"]].append((value, int(row["label"])))
-    figures = {}
-    for source, pairs in sorted(by_source.items()):
-        scores, labels = [p[0] for p in pairs], [p[1] for p in pairs]
-        cut = calibration[next(r["task"] for r in rows if r["source"] == source)]["cut"]
-        pos = [s >= cut for s, y in pairs if y]
-        neg = [s < cut for s, y in pairs if not y]
-        balanced = (sum(pos) / len(pos) if pos else float("nan")) / 2 + (sum(neg) / len(neg) if neg else float("nan")) / 2
-        figures[source] = {"rows": len(pairs), "auc": round(auc(scores, labels), 4), "balanced_accuracy": round(balanced, 4)}
-    return figures
-
-
-def _logistic_slope(logits: list[float], labels: list[int]) -> float:
-    """The slope of a one-feature logistic fit (Newton's method), classes weighted equally."""
-    x = np.array(logits)
-    y = np.array(labels, dtype=float)
-    w = np.where(y > 0, 0.5 / max(y.sum(), 1), 0.5 / max((1 - y).sum(), 1))
-    a, b = 1.0, 0.0
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(a * x + b)))
-        g = np.array([np.sum(w * (p - y) * x), np.sum(w * (p - y))])
-        h = np.array([[np.sum(w * p * (1 - p) * x * x), np.sum(w * p * (1 - p) * x)], [np.sum(w * p * (1 - p) * x), np.sum(w * p * (1 - p))]]) + 1e-9 * np.eye(2)
-        a, b = np.array([a, b]) - np.linalg.solve(h, g)
-    return float(a)
-
-
-def _quality(pairs: list[tuple[float, int]], task: str, cut: float) -> float:
-    """F1 of the pairs at or above `cut` for relevance, balanced accuracy for attribution."""
-    positives = sum(y for _, y in pairs)
-    tp = sum(1 for v, y in pairs if v >= cut and y)
-    fp = sum(1 for v, y in pairs if v >= cut and not y)
-    if task == "relevance":
-        return 2 * tp / (2 * tp + fp + (positives - tp)) if tp else 0.0
-    return tp / positives / 2 + (len(pairs) - positives - fp) / (len(pairs) - positives) / 2
-
-
-def calibrate(rows: list[dict[str, Any]], logits: list[float]) -> dict[str, dict[str, float]]:
-    """Per task, the cut on validation rows: best F1 for relevance (few sentences are required), best
-    balanced accuracy for attribution; and the logistic slope (encoder.py's TaskCalibration)."""
-    out = {}
-    for task in TASKS:
-        pairs = [(v, int(r["label"])) for r, v in zip(rows, logits) if r["task"] == task]
-        cut = max(sorted({round(v, 2) for v, _ in pairs}), key=lambda c: _quality(pairs, task, c))
-        slope = _logistic_slope([v for v, _ in pairs], [y for _, y in pairs])
-        out[task] = {"scale": round(slope, 4), "cut": round(cut, 4), "validation_quality": round(_quality(pairs, task, cut), 4)}
-    return out
 
 
 REFERENCE_CASES = [ROOT / "benchmarks" / "data" / "plain_cases.jsonl", ROOT / "benchmarks" / "data" / "unanswerable.jsonl"]

@@ -6,8 +6,8 @@ select sentences of a whole sample, and its figures are per sample: F1 where som
 prepare_verifier_data.py wrote as samples (HotpotQA questions of the validation split, never
 trained on, in the benchmarks' shapes), picks the cut with the best mean of those figures over
 the shapes, and rewrites the verifier file's calibration with it (a new SHA-256, which it also
-writes into localeval/verifier/__init__.py). It also tries adding a share of the best logit in
-the unit's own context (`passage_weight`: a sentence of a context that answers is more likely
+writes into localeval/verifier/__init__.py when the file is the shipped one). It also tries
+adding a share of the best logit in the unit's own context (`passage_weight`: a sentence of a context that answers is more likely
 required), kept only when it gains. And the attribution cut: on validation claims read the way
 context_recall reads a document (the best of several windows, among other sentences), since
 that best runs higher than a single pair's logit.
@@ -23,19 +23,17 @@ import json
 import random
 import re
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
+from splits import refuse_sealed
+
+from localeval.fitting import selection_f1
+from localeval.text import split_sentences
+from localeval.verifier import Verifier, shipped_path
+from localeval.verifier.tensors import read_tensors, write_tensors
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from splits import refuse_sealed  # noqa: E402
-
-from localeval.fitting import selection_f1  # noqa: E402
-from localeval.text import split_sentences  # noqa: E402
-from localeval.verifier import Verifier, shipped_path  # noqa: E402
-from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
-
 PASSAGE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MIN_GAIN = 0.01
 SEED = 20261125
@@ -86,8 +84,7 @@ def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[fl
     validation claims whose evidence sits among DISTRACTORS sentences of other claims' evidence
     (other groups), in a seeded order: how the verifier reads a document, not a single sentence.
     The best of several windows runs higher than one pair's logit, so the cut is chosen here."""
-    from localeval.evidence import statement_evidence
-    from localeval.metrics.recall import _verified
+    from localeval.metrics.recall import verified_windows
 
     rows = [r for r in map(json.loads, rows_path.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation" and r["task"] == "attribution"]
     rng = random.Random(SEED)
@@ -97,8 +94,7 @@ def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[fl
         others = [o["b"] for o in rng.sample(rows, DISTRACTORS * 2) if o["group"] != row["group"]][:DISTRACTORS]
         sentences = [*others, row["b"]]
         rng.shuffle(sentences)
-        evidence = [statement_evidence(row["a"], sentences)]
-        logits.append(_verified(verifier, [row["a"]], sentences, evidence)[0][0])
+        logits.append(verified_windows(verifier, [row["a"]], sentences)[0].logit)
         labels.append(int(row["label"]))
     return logits, labels
 
@@ -169,9 +165,11 @@ def main() -> None:
     written = write_tensors(tensors, metadata)
     args.file.write_bytes(written)
     digest = hashlib.sha256(written).hexdigest()
-    init = ROOT / "localeval" / "verifier" / "__init__.py"
-    init.write_text(re.sub(r'SHIPPED_SHA256 = "[0-9a-f]{64}"', f'SHIPPED_SHA256 = "{digest}"', init.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"wrote {args.file} (SHA-256 {digest}) and its hash into {init}")
+    print(f"wrote {args.file} (SHA-256 {digest})")
+    if args.file.resolve() == shipped_path().resolve():  # a candidate elsewhere leaves the shipped hash alone
+        init = ROOT / "localeval" / "verifier" / "__init__.py"
+        init.write_text(re.sub(r'SHIPPED_SHA256 = "[0-9a-f]{64}"', f'SHIPPED_SHA256 = "{digest}"', init.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"and its hash into {init}")
 
 
 if __name__ == "__main__":

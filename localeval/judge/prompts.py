@@ -184,3 +184,48 @@ def claims_messages(question: str, reference: str) -> list[Message]:
         {"role": "system", "content": CLAIMS_SYSTEM},
         {"role": "user", "content": CLAIMS_USER.format(question=question, reference=reference)},
     ]
+
+
+# Answer relevancy (ragas' ResponseRelevancy): the judge reads the response alone (never the
+# question: it must not copy it) and writes, in one JSON answer under a grammar, the questions
+# the response answers, a short reason, and whether the response is noncommittal (evasive,
+# vague, or declining to answer). ragas asks its LLM `strictness` times for one question each;
+# one answer with all of them costs one prompt. The reason comes before the flag so the small
+# judge states what the response does before it decides. The worked examples (localeval's own)
+# are the same for every prompt, so llama.cpp evaluates them once per run.
+QUESTIONS_SYSTEM = (
+    "You read an answer and write the questions it answers. You also say whether the answer is noncommittal: "
+    "evasive, vague, or declining to answer (such as \"I don't know\" or \"I cannot say\"). Reply with JSON only."
+)
+QUESTIONS_USER = (
+    "Answer: {response}\n\n"
+    "Write {count} different short questions that this answer responds to, each understandable on its own. "
+    "Then give a short reason and set noncommittal to 1 if the answer is noncommittal, else 0."
+)
+QUESTIONS_EXAMPLES: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
+    (
+        "The Danube flows for about 2,850 kilometres and empties into the Black Sea.",
+        ("Where does the Danube empty?", "Into which sea does the Danube flow?", "How long is the Danube?"),
+        "It states where the Danube ends and how long it is.",
+        0,
+    ),
+    (
+        "I'm not sure when the bridge opened; I could not find that information.",
+        ("When did the bridge open?", "What year did the bridge open to traffic?", "When was the bridge opened?"),
+        "It says it does not know when the bridge opened.",
+        1,
+    ),
+)
+
+
+def questions_messages(response: str, count: int) -> list[Message]:
+    """The system message, the worked examples as earlier turns, then the response: the same
+    prompt whatever question the sample asked."""
+    import json
+
+    messages: list[Message] = [{"role": "system", "content": QUESTIONS_SYSTEM}]
+    for example, questions, reason, flag in QUESTIONS_EXAMPLES:
+        shown = list(questions[:count])  # all three where more are asked: the grammar holds the count
+        messages.append({"role": "user", "content": QUESTIONS_USER.format(response=example, count=count)})
+        messages.append({"role": "assistant", "content": json.dumps({"questions": shown, "reason": reason, "noncommittal": flag})})
+    return [*messages, {"role": "user", "content": QUESTIONS_USER.format(response=response, count=count)}]

@@ -29,7 +29,9 @@ from pydantic import ValidationError
 
 from localeval.errors import ConfigError
 from localeval.interrupts import users_interrupt
+from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.base import Metric, Score
+from localeval.metrics.factual_correctness import FactualCorrectness
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_precision import IdContextPrecision
 from localeval.metrics.id_recall import IdContextRecall
@@ -54,8 +56,17 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
     ContextPrecision,
     NonLlmContextPrecision,
     IdContextPrecision,
+    AnswerRelevancy,
+    FactualCorrectness,
 )
 REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
+# What a run that names no metric scores: every built-in but answer_relevancy (it needs a second
+# model, the embedding model, that the README's one pull does not fetch: a default run must work
+# after it) and factual_correctness (it judges every statement of the response and of the
+# reference once more, against each other: about as many judge calls again as context_recall
+# and faithfulness together, for a comparison the reference-based metrics already approach).
+# Both run when they are named (-m, `metrics = [...]` in the config).
+DEFAULT_METRICS: tuple[str, ...] = tuple(m.name for m in BUILTIN if m.by_default)
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
 _PACKAGES: dict[str, tuple[str, str]] = {}  # entry-point name -> the distribution that declares it, and its version
 
@@ -185,6 +196,7 @@ def list_metrics(builtin_only: bool = False) -> list[dict[str, Any]]:
                 "required_fields": list(cls.required_fields),
                 "needs_judge": cls.needs_judge,
                 "judge_by_default": cls().uses_judge(),
+                "default_run": name in DEFAULT_METRICS,
                 "options": options,
             }
         )
@@ -216,6 +228,6 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
 
 
 __all__ = [
-    "BUILTIN", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class", "plugin_package",
+    "BUILTIN", "DEFAULT_METRICS", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class", "plugin_package",
     "register_metric", "shadowing_plugins",
 ]

@@ -80,6 +80,9 @@ class Metric(Generic[P]):
     # Whether the metric can use a judge at all (what `localeval metrics` lists); whether this
     # instance, with its options, calls one is `uses_judge()`.
     needs_judge: ClassVar[bool] = False
+    # Whether a run that names no metric scores this one (a built-in's choice; see
+    # localeval.metrics.DEFAULT_METRICS for why two are left out).
+    by_default: ClassVar[bool] = True
     # The key of the calibration table the metric's judge rule weighs its features with (in the
     # catalog and in calibration files), or None for a metric without one.
     calibration_key: ClassVar[str | None] = None

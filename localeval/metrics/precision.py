@@ -38,7 +38,6 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
-from localeval.evidence import statement_evidence
 from localeval.judge import Judge
 from localeval.judge.prompts import USEFULNESS_PLACEHOLDERS, USEFULNESS_REQUIRED, usefulness_messages
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption
@@ -169,8 +168,7 @@ class ContextPrecision(Metric[PrecisionParams]):
             if not sentences:
                 verdicts.append({"useful": 0, "probability": 0.0})
                 continue
-            evidence = [statement_evidence(statement, sentences, self.params.language) for statement in statements]
-            logit = max(found for found, _ in verified_windows(verifier, statements, sentences, evidence))
+            logit = max(read.logit for read in verified_windows(verifier, statements, sentences, self.params.language))
             probability = calibration.probability(logit)
             verdicts.append({"useful": int(probability >= self.params.threshold), "probability": round(probability, 4), "verifier": round(logit, 4)})
         return verdicts

@@ -27,14 +27,15 @@ option's decomposition reads it, to resolve what a statement refers to.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
-from localeval.evidence import StatementEvidence, statement_evidence
+from localeval.evidence import StatementEvidence, question_overlap, statement_evidence
 from localeval.judge import Judge
 from localeval.judge.prompts import (
     ATTRIBUTION_PLACEHOLDERS,
@@ -48,6 +49,8 @@ from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 from localeval.verifier import Verifier, load_verifier
+from localeval.verifier.pairs import FIRST_TOKENS
+from localeval.verifier.pieces import split_text
 
 SUPPORTED_GATE = 0.0  # log-odds at which the judge found a statement supported (P(Yes) >= 0.5): no further chunk is read
 # A chunk after the best is read only when one of its sentences holds at least this share of the
@@ -65,14 +68,15 @@ EVIDENCE_COVERAGE = 0.5  # a sentence is evidence when it holds at least this sh
 CALIBRATION_KEY = "attribution"
 # The verifier reads a statement against windows of consecutive context sentences that fit its
 # input (it was trained on evidence of a sentence or a few); the statement's score is the best
-# window's. Only the WINDOWS windows holding most of the statement's words are read, so the cost
-# per statement is bounded whatever the context's length.
+# window's (a long statement's, its least supported piece's: verified_windows). Only the WINDOWS
+# windows holding most of the statement's words are read, so the cost per statement is bounded
+# whatever the context's length.
 WINDOWS = 8
 # The combination for a judge without a fitted one (a GGUF file that is not in the
 # catalog): the judge's own log-odds, corrected by how much of the statement the
 # context's closest sentence holds. The weights are round numbers of the fitted
 # models' (models/catalog.toml); a fit for your judge is better
-# (benchmarks/accuracy.py --model PATH --write-catalog, for a catalog entry).
+# (benchmarks/write_catalog.py --model PATH, for a catalog entry).
 # The features every statement gets; a calibration must weigh each of them.
 FEATURES = ("judge", "coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing")
 DEFAULT_CALIBRATION = LogisticModel(
@@ -114,10 +118,14 @@ class StatementVerdict(BaseModel):
     missing: list[str] = Field(default_factory=list)
     features: dict[str, float] = Field(default_factory=dict)
     reason: str | None = None
+    pieces: int = 1  # with the verifier: a statement longer than it reads at once, read in this many pieces (the least supported decides)
+    kept_sentence: bool = False  # statements=claims: a sentence the judge's claims could not cover, judged as it stands
+    similarity_unmeasured: list[int] = Field(default_factory=list)  # context sentences too long for partial_ratio (evidence.SIMILARITY_MAX_WORK)
 
 
 class RecallDetails(BaseModel):
     statements: list[StatementVerdict]
+    claims_requests: int | None = None  # statements=claims: an answer reached MAX_CLAIMS, so the text was decomposed in parts, in this many requests
 
 
 def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
@@ -149,40 +157,168 @@ class _Coverage:
         return max((self.by_sentence[i] for i in chunk), default=0.0)
 
 
-def _windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
-    """For each sentence, the longest run of sentences from it that fits `budget` tokens (at
-    least the sentence itself), dropping a run that another one contains."""
+# A context sentence longer than the verifier's room is read as overlapping windows (the
+# verifier.pieces module), each sharing about this share of its tokens with the one before, so a
+# fact across a window's edge is whole in one of them.
+LONG_SENTENCE_OVERLAP = 0.25
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """What one window of evidence is made of: a context sentence, or one overlapping part of a
+    sentence too long for the verifier's room."""
+
+    text: str
+    sentence: int  # its sentence's index in the context
+    tokens: int  # its tokens, and one for the space that joins it to the next (a window of one unit needs only its tokens)
+
+
+def _units(sentences: Sequence[str], lengths: Sequence[int], room: int, encode: Callable[[str], list[int]]) -> list[_Unit]:
+    """The context's sentences, each one over `room` tokens (what the verifier's input leaves
+    beside the statement) replaced by its overlapping parts."""
+    units: list[_Unit] = []
+    for index, (sentence, length) in enumerate(zip(sentences, lengths)):
+        if length - 1 <= room:
+            units.append(_Unit(sentence, index, length))
+            continue
+        for part in split_text(sentence, encode, room, overlap=max(1, int(room * LONG_SENTENCE_OVERLAP))):
+            units.append(_Unit(part, index, len(encode(part)) + 1))
+    return units
+
+
+def _windows(units: Sequence[_Unit], budget: int) -> list[range]:
+    """For each unit, the longest run of units from it that fits `budget` tokens (at least the
+    unit itself; never two overlapping parts of one sentence), dropping a run that another one
+    contains."""
     windows: list[range] = []
-    for start in range(len(sentences)):
-        end, used = start + 1, lengths[start]
-        while end < len(sentences) and used + lengths[end] <= budget:
-            used += lengths[end]
+    for start in range(len(units)):
+        end, used = start + 1, units[start].tokens
+        while end < len(units) and used + units[end].tokens <= budget and units[end].sentence != units[end - 1].sentence:
+            used += units[end].tokens
             end += 1
         if not windows or end > windows[-1].stop:
             windows.append(range(start, end))
     return windows
 
 
-def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], evidence: Sequence[StatementEvidence]) -> list[tuple[float, range | None]]:
-    """Each statement's best verifier logit over the context's windows, and that window (None
-    for an empty context: the logit is then the verifier's score against nothing)."""
-    lengths = [len(verifier.tokenizer.encode(sentence)) + 1 for sentence in sentences]
+def sentence_windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
+    """For each sentence, the longest run of sentences from it that fits `budget` tokens (at
+    least the sentence itself), dropping a run that another one contains: the windows the
+    verifier reads a context of whole sentences in. Public because training/prepare_split_data.py
+    cuts its training rows' evidence the same way, so the verifier trains on the windows it reads."""
+    return _windows([_Unit(sentence, index, length) for index, (sentence, length) in enumerate(zip(sentences, lengths))], budget)
+
+
+@dataclass(frozen=True)
+class VerifiedStatement:
+    """The verifier's reading of one statement: its logit (the weakest piece's best window's),
+    the context sentences of that window (None for an empty context: the logit is then the
+    verifier's score against nothing), and how many pieces the statement was read in."""
+
+    logit: float
+    window: range | None
+    pieces: int = 1
+
+
+def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], language: str = "en") -> list[VerifiedStatement]:
+    """Each statement read whole against the context's windows. A statement longer than the
+    verifier reads at once (pairs.FIRST_TOKENS) is read in pieces, and is supported only as
+    far as its least supported piece: its logit is the least of its pieces' logits, each piece's
+    the best over its windows. A context sentence longer than a window is read in overlapping
+    parts. Only the WINDOWS windows holding most of the piece's words are read, so the cost per
+    piece is bounded whatever the context's length."""
+    encode = verifier.caching_encode()
+    lengths = [len(encode(sentence)) + 1 for sentence in sentences]
     budget = verifier.max_tokens["attribution"]
+    units_by_room: dict[int, list[_Unit]] = {}
     pairs: list[tuple[str, str, str]] = []
-    owners: list[tuple[int, range | None]] = []
-    for number, (statement, found) in enumerate(zip(statements, evidence)):
-        windows = _windows(sentences, lengths, budget - len(verifier.tokenizer.encode(statement)) - 3)
-        coverage = _Coverage(found, len(sentences))
-        best: list[range | None] = [*sorted(windows, key=lambda w: (-coverage.best_in(w), w.start))[:WINDOWS]]
-        for window in best or [None]:
-            pairs.append((statement, " ".join(sentences[i] for i in window) if window else "", ""))
-            owners.append((number, window))
-    logits = verifier.logits("attribution", pairs)
-    results: list[tuple[float, range | None]] = [(-math.inf, None) for _ in statements]
-    for (number, window), logit in zip(owners, logits):
-        if logit > results[number][0]:
-            results[number] = (logit, window)
+    owners: list[tuple[int, int, range | None]] = []  # statement, piece, window of sentences
+    pieces_of = [split_text(statement, encode, FIRST_TOKENS) for statement in statements]
+    for number, pieces in enumerate(pieces_of):
+        for piece_number, piece in enumerate(pieces):
+            room = budget - len(encode(piece)) - 3
+            if room not in units_by_room:
+                units_by_room[room] = _units(sentences, lengths, room, encode)
+            units = units_by_room[room]
+            coverage = question_overlap(piece, [unit.text for unit in units], language)
+            windows = _windows(units, room)
+            best: list[range | None] = [*sorted(windows, key=lambda w: (-max(coverage[i] for i in w), w.start))[:WINDOWS]]
+            for window in best or [None]:
+                if window is None:
+                    pairs.append((piece, "", ""))
+                    owners.append((number, piece_number, None))
+                else:
+                    pairs.append((piece, " ".join(units[i].text for i in window), ""))
+                    owners.append((number, piece_number, range(units[window.start].sentence, units[window[-1]].sentence + 1)))
+    logits = verifier.logits("attribution", pairs, encode)
+    best_of: dict[tuple[int, int], tuple[float, range | None]] = {}
+    for (number, piece_number, read), logit in zip(owners, logits):
+        if (number, piece_number) not in best_of or logit > best_of[(number, piece_number)][0]:
+            best_of[(number, piece_number)] = (logit, read)
+    results = []
+    for number, pieces in enumerate(pieces_of):
+        weakest, where = min((best_of[(number, p)] for p in range(len(pieces))), key=lambda found: found[0])
+        results.append(VerifiedStatement(weakest, where, len(pieces)))
     return results
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """A text's statements, and how the judge's claims were found when they were: the schema
+    lets one answer hold at most MAX_CLAIMS claims, so an answer that reaches the limit may have
+    left the text's end out, and the text is decomposed again in parts."""
+
+    statements: list[str]
+    requests: int = 1  # claims requests in all (more than one: the text was decomposed in parts)
+    kept_sentences: tuple[int, ...] = ()  # statements that are the text's own sentences, whose claims the judge could not give
+
+    def noted(self, score: Score) -> Score:
+        """The score, its details saying how the statements were found where it was not one answer."""
+        verdicts = score.details.get("statements") or []
+        if self.requests > 1:
+            score.details["claims_requests"] = self.requests
+        for index in self.kept_sentences:
+            if index < len(verdicts):
+                verdicts[index]["kept_sentence"] = True
+        return score
+
+
+def decompose_claims(judge: Judge, question: str, text: str, language: str, tally: UsageTally) -> Decomposition:
+    """The judge's claims for `text`, every part of it judged. An answer under MAX_CLAIMS claims
+    is the whole decomposition (the judge stopped on its own). One that reaches the limit may
+    have stopped before the text's end, so the text's sentences are decomposed again in two
+    halves, each by the same rule; a single sentence whose claims still reach the limit, or
+    whose answer has no claim, is kept as a statement itself. Nothing of the text goes unjudged."""
+    sentences = split_sentences(text, language)
+    statements: list[str] = []
+    kept: list[int] = []
+    requests = 0
+
+    def ask(part: str) -> list[str] | None:
+        """The part's claims, or None where the answer reached the limit or held no claim."""
+        nonlocal requests
+        answer, usage = judge.ask(claims_messages(question, part), Claims)
+        tally.add(usage)
+        requests += 1
+        claims = [c.strip() for c in answer.claims if c.strip()]
+        return claims if claims and len(answer.claims) < MAX_CLAIMS else None
+
+    def decompose(first: int, stop: int, claims: list[str] | None) -> None:
+        if claims is not None:
+            statements.extend(claims)
+        elif stop - first == 1:
+            kept.append(len(statements))
+            statements.append(sentences[first])
+        else:
+            middle = (first + stop) // 2
+            for low, high in ((first, middle), (middle, stop)):
+                decompose(low, high, ask(" ".join(sentences[low:high])))
+
+    whole = ask(text)
+    if whole is None and not sentences:
+        return Decomposition([], requests)
+    decompose(0, len(sentences), whole)
+    return Decomposition(statements, requests, tuple(kept))
 
 
 def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str]) -> str:
@@ -194,6 +330,13 @@ def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], s
     if missing:
         return f"not attributed; the context never mentions {missing}" + (f"; closest: {quotes}" if quotes else "")
     return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else "not attributed; no sentence of the context is close"
+
+
+def _note_unmeasured(verdict: dict[str, Any], evidence: StatementEvidence) -> None:
+    """Name the context sentences whose similarity with the statement was too costly to measure
+    (counted 0 in the features), so a verdict never rests on a silent shortcut."""
+    if evidence.unmeasured:
+        verdict["similarity_unmeasured"] = list(evidence.unmeasured)
 
 
 class AttributedStatements(Metric[RecallParams]):
@@ -215,18 +358,21 @@ class AttributedStatements(Metric[RecallParams]):
 
     def _score(self, sample: Sample, judge: Judge | None) -> Score:
         tally = UsageTally()
-        return self.score_statements(sample, self.statements_of(sample, judge, tally), judge, tally)
+        found = self.decompose(sample, judge, tally)
+        return found.noted(self.score_statements(sample, found.statements, judge, tally))
 
     def statements_of(self, sample: Sample, judge: Judge | None, tally: UsageTally) -> list[str]:
         """The statements of the sample's `statements_field`: its pysbd sentences, or with
         `statements=claims` the judge's decomposition (which alone reads the question)."""
+        return self.decompose(sample, judge, tally).statements
+
+    def decompose(self, sample: Sample, judge: Judge | None, tally: UsageTally) -> Decomposition:
+        """statements_of, with how the statements were found (for the details)."""
         text = getattr(sample, self.statements_field) or ""
         if self.params.statements == "claims" and text.strip():
             assert judge is not None
-            answer, usage = judge.ask(claims_messages(sample.user_input or "", text), Claims)
-            tally.add(usage)
-            return [c.strip() for c in answer.claims if c.strip()]
-        return split_sentences(text, self.params.language)
+            return decompose_claims(judge, sample.user_input or "", text, self.params.language, tally)
+        return Decomposition(split_sentences(text, self.params.language))
 
     def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally | None = None) -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
@@ -290,16 +436,19 @@ class AttributedStatements(Metric[RecallParams]):
         evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
         calibration = verifier.calibration["attribution"]
         verdicts = []
-        for statement, found, (logit, window) in zip(statements, evidence, verified_windows(verifier, statements, sentences, evidence)):
-            probability = calibration.probability(logit)
+        for statement, found, read in zip(statements, evidence, verified_windows(verifier, statements, sentences, params.language)):
+            probability = calibration.probability(read.logit)
             attributed = probability >= params.threshold
             verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4),
-                                       "features": {"verifier": round(logit, 4), **{k: round(v, 4) for k, v in found.features().items()}}}
+                                       "features": {"verifier": round(read.logit, 4), **{k: round(v, 4) for k, v in found.features().items()}}}
+            if read.pieces > 1:
+                verdict["pieces"] = read.pieces
             if params.reasons:
-                quoted = self._quoted(found, window if window is not None else range(len(sentences)))
+                quoted = self._quoted(found, read.window if read.window is not None else range(len(sentences)))
                 verdict["evidence"] = quoted
                 verdict["missing"] = list(found.missing)
                 verdict["reason"] = _reason(attributed, found, quoted, sentences)
+            _note_unmeasured(verdict, found)
             verdicts.append(verdict)
         attributed_count = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed_count / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict() if tally.calls else None)
@@ -329,6 +478,7 @@ class AttributedStatements(Metric[RecallParams]):
             verdict["evidence"] = quoted
             verdict["missing"] = list(evidence.missing)
             verdict["reason"] = _reason(attributed, evidence, quoted, sentences)
+        _note_unmeasured(verdict, evidence)
         return verdict
 
     @classmethod

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -78,7 +78,9 @@ from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_proba
 from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
-from localeval.verifier import load_verifier
+from localeval.verifier import Verifier, load_verifier
+from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
+from localeval.verifier.pieces import split_text
 
 CALIBRATION_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
@@ -105,7 +107,7 @@ JUDGED_CONTEXTS = 3  # the judge reads at most this many passages (those that me
 # ...and a passage it did not read gets the judge's typical verdict on one: the median log-odds of
 # the default judge on the HotpotQA paragraphs ranked after the fourth by overlap, 0.44 on 30
 # dev questions (0.48 where a gold paragraph is among them, 0.40 where none is; measured by
-# `benchmarks/explore_relevance.py --unread-verdict 30`).
+# `lab/explore_relevance.py --unread-verdict 30`).
 UNREAD_VERDICT = 0.4
 # When no unit reaches the threshold but the judge, made to choose among a passage's units, gave
 # "none of them" odds of at most e^-ANSWER_ODDS (73%+ of its mass on the units), the most probable
@@ -157,6 +159,7 @@ class RelevanceDetails(BaseModel):
     windows: int | None = None
     unread_contexts: list[int] = Field(default_factory=list)
     answer: str | None = None
+    unit_parts: list[int] = Field(default_factory=list)  # with the verifier, where a unit was too long to read at once: the parts each unit was read in
 
 
 @dataclass
@@ -358,6 +361,29 @@ def _selection_details(units: Sequence[_Unit], selected: list[int], probabilitie
     }
 
 
+# A unit longer than the verifier reads of it (pairs.SENTENCE_TOKENS) is read as overlapping
+# parts, each sharing this share of its tokens with the one before; its logit is its best part's
+# (a unit is required when some part of it is), so a fact deep in a long sentence is read.
+UNIT_OVERLAP = 0.25
+
+
+def _unit_logits(verifier: Verifier, encode: Callable[[str], list[int]], question: str, units: Sequence[_Unit], passages: Sequence[str]) -> tuple[list[float], list[int]]:
+    """Each unit's relevance logit, read whole, and how many parts each was read in."""
+    pairs: list[tuple[str, str, str]] = []
+    owners: list[int] = []
+    parts: list[int] = []
+    for number, unit in enumerate(units):
+        pieces = split_text(unit.text, encode, SENTENCE_TOKENS, overlap=int(SENTENCE_TOKENS * UNIT_OVERLAP))
+        parts.append(len(pieces))
+        for piece in pieces:
+            pairs.append((question, piece, passages[unit.passage]))
+            owners.append(number)
+    logits = [-math.inf] * len(units)
+    for number, value in zip(owners, verifier.logits("relevance", pairs, encode)):
+        logits[number] = max(logits[number], value)
+    return logits, parts
+
+
 def _relative(values: Sequence[float]) -> list[float]:
     top = max(values, default=0.0)
     return [v / top if top > 0 else 0.0 for v in values]
@@ -392,8 +418,15 @@ class ContextRelevance(Metric[RelevanceParams]):
         if not units:
             return _no_units()
         verifier = load_verifier()
+        encode = verifier.caching_encode()
+        question = sample.user_input or ""
+        if len(encode(question)) > FIRST_TOKENS:
+            return Score.failed(
+                f"the question has {len(encode(question))} tokens, more than the {FIRST_TOKENS} the verifier reads of it: "
+                "decide context_relevance with the judge (without --verifier), or shorten the question"
+            )
         passages = list(sample.retrieved_contexts or [])
-        logits = verifier.logits("relevance", [(sample.user_input or "", u.text, passages[u.passage]) for u in units])
+        logits, parts = _unit_logits(verifier, encode, question, units, passages)
         calibration = verifier.calibration["relevance"]
         best: dict[int, float] = {}
         for u, value in zip(units, logits):
@@ -401,7 +434,10 @@ class ContextRelevance(Metric[RelevanceParams]):
         probabilities = [calibration.probability(v + calibration.passage_weight * best[u.passage]) for u, v in zip(units, logits)]
         selected = [i for i, p in enumerate(probabilities) if p >= self.params.threshold]
         features = [{"verifier": v, "best_in_context": best[u.passage]} for u, v in zip(units, logits)]
-        return Score(value=min(1.0, len(selected) / len(units)), details=_selection_details(units, selected, probabilities, features))
+        details = _selection_details(units, selected, probabilities, features)
+        if any(count > 1 for count in parts):
+            details["unit_parts"] = parts
+        return Score(value=min(1.0, len(selected) / len(units)), details=details)
 
     def _judge_passages(self, passages: Sequence[str], judge: Judge, question: str, tally: UsageTally) -> tuple[list[float], list[str | None], int]:
         """The judge's log-odds that each passage is needed; each passage's text as the judge read

@@ -76,10 +76,13 @@ class StringRecallParams(BaseModel):
 
 def _settled(retrieved: str, reference: str, measure: str) -> bool:
     """Pairs whose similarity is 1.0 without running the kernel: identical strings for every
-    measure, and for partial_ratio a shorter string contained verbatim in the longer one
-    (partial_ratio's slowest case on long chunks, and a common one)."""
+    measure but token_set_ratio's blank ones, and for partial_ratio a shorter string contained
+    verbatim in the longer one (partial_ratio's slowest case on long chunks, and a common one).
+    token_set_ratio scores two texts without a word 0, identical or not: a blank pair goes to
+    the kernel (rapidfuzz's whitespace is a subset of Python's, so a text that `strip` leaves
+    non-empty has a word, and its identical twin scores 1.0)."""
     if retrieved == reference:
-        return True
+        return measure != "token_set_ratio" or bool(retrieved.strip())
     if measure == "partial_ratio" and retrieved and reference:
         shorter, longer = sorted((retrieved, reference), key=len)
         return shorter in longer

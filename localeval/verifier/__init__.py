@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -83,11 +83,9 @@ class Verifier:
         """What a run's header records: a resume with another verifier is refused."""
         return {"file": Path(self.path).name, "sha256": self.sha256}
 
-    def logits(self, task: str, pairs: Sequence[tuple[str, str, str]]) -> list[float]:
-        """The task's logit for each (a, b, c) pair (pairs.py says what each text is). A text that
-        several pairs share (the question; the context every one of its units is read with) is
-        tokenized once, so the cost grows with the input, not with units x context length."""
-        column = TASKS.index(task)
+    def caching_encode(self) -> Callable[[str], list[int]]:
+        """The tokenizer, remembering each text's ids: one per sample, shared by whatever reads
+        its texts (cutting them into pieces that fit, then `logits`), so each is tokenized once."""
         tokenized: dict[str, list[int]] = {}
 
         def encode(text: str) -> list[int]:
@@ -95,6 +93,14 @@ class Verifier:
                 tokenized[text] = self.tokenizer.encode(text)
             return tokenized[text]
 
+        return encode
+
+    def logits(self, task: str, pairs: Sequence[tuple[str, str, str]], encode: Callable[[str], list[int]] | None = None) -> list[float]:
+        """The task's logit for each (a, b, c) pair (pairs.py says what each text is). A text that
+        several pairs share (the question; the context every one of its units is read with) is
+        tokenized once, so the cost grows with the input, not with units x context length."""
+        column = TASKS.index(task)
+        encode = encode or self.caching_encode()
         inputs = [pack(self.tokenizer, a, b, c, self.max_tokens[task], encode) for a, b, c in pairs]
         order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
         values = [0.0] * len(inputs)

@@ -20,12 +20,12 @@ judge reading at most N contexts per question (those that mention most of the qu
 each refitted and cross-validated, with the prompt tokens the judge evaluates per HotpotQA question.
 
     python benchmarks/accuracy.py --task relevance,squad --limit relevance=30,squad=40   # fills the judge cache once
-    python benchmarks/explore_relevance.py --limit relevance=30,squad=40
+    python lab/explore_relevance.py --limit relevance=30,squad=40
     for n in 0 5 4 3; do python benchmarks/accuracy.py --task relevance,squad --limit relevance=30,squad=40 --judged-contexts $n; done
-    python benchmarks/explore_relevance.py --limit relevance=30,squad=40 --judged-contexts 0,5,4,3,2
-    python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --verdict-caps 1e9,3,2,1.5,1,0.75
-    python benchmarks/explore_relevance.py --unread-verdict 30
-    python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --oracle-verdicts
+    python lab/explore_relevance.py --limit relevance=30,squad=40 --judged-contexts 0,5,4,3,2
+    python lab/explore_relevance.py --limit relevance=60,squad=80 --verdict-caps 1e9,3,2,1.5,1,0.75
+    python lab/explore_relevance.py --unread-verdict 30
+    python lab/explore_relevance.py --limit relevance=60,squad=80 --oracle-verdicts
 
 With --answer-rules it prints the shipped selection (the first unit holding the judge's short
 answer joins any non-empty selection) against no answer rule and three variants (the holder
@@ -33,7 +33,7 @@ joins always, even an empty selection; every holder joins; the likeliest holder 
 refitted and cross-validated, applied to the held-out rows (`--shift 1`, fitted on the dev rows),
 with the hand-written cases it gets wrong:
 
-    python benchmarks/explore_relevance.py --limit relevance=60,squad=80 --answer-rules
+    python lab/explore_relevance.py --limit relevance=60,squad=80 --answer-rules
 
 With --oracle-verdicts it prints what stands in the way at 10 contexts: the judge's passage verdict
 (capped) ranked against the gold paragraphs (AUC per shape, over the paragraphs it reads), how many
@@ -52,9 +52,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' libraries: no package holds them
 import accuracy  # noqa: E402
-from judge_cache import CachedJudge  # noqa: E402
+from judge_cache import CACHE, CachedJudge  # noqa: E402
+from labelled_rows import parse_limits, same_sentence  # noqa: E402
 
 from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
@@ -131,7 +132,7 @@ def unread_verdict(judge: CachedJudge, questions: int) -> None:
         units = relevance._units(Sample(user_input=row["user_input"], retrieved_contexts=contexts), "sentence", "en")
         _, passage_overlap, _ = relevance._question_overlap(row["user_input"], units, len(contexts), "en")
         ranked = sorted(range(len(contexts)), key=lambda p: (-passage_overlap[p], p))[UNREAD_RANK:]
-        gold = {u.passage for u in units if any(accuracy._same_sentence(u.text, g) for g in row["gold_sentences"])}
+        gold = {u.passage for u in units if any(same_sentence(u.text, g) for g in row["gold_sentences"])}
         low, _, _ = metric._judge_passages([contexts[p] for p in ranked], judge, row["user_input"], UsageTally())
         values[bool(gold & set(ranked))] += low
     for has_gold, found in values.items():
@@ -194,7 +195,7 @@ def held_out(records: list[dict], held: list[dict], features: list[str]) -> str:
     """The rule fitted on all dev `records`, applied to the `held` rows: F1 or "insufficient" per shape."""
     model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
     selections = [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in held]
-    shapes = accuracy._shape_figures(held, selections)
+    shapes = accuracy.shape_figures(held, selections)
     values = {shape: figure["insufficient"] if "without" in shape else figure["f1"] for shape, figure in shapes.items()}
     return "   ".join(f"[{shape}] {value:.3f}" for shape, value in values.items()) + f"   mean {statistics.fmean(values.values()):.3f}"
 
@@ -240,7 +241,7 @@ def answer_rules(judge: CachedJudge, limit: Any) -> None:
 def cached_judge() -> CachedJudge:
     """The default judge's cached answers, never the model: a missing answer stops with a hint."""
     path, _ = resolve_model(None)
-    return CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", _no_model, {})
+    return CachedJudge(CACHE / path.name / "answers.jsonl", _no_model, {})
 
 
 def dev_records(judge: CachedJudge, limit: Any) -> list[dict]:
@@ -250,7 +251,7 @@ def dev_records(judge: CachedJudge, limit: Any) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
+    parser.add_argument("--limit", type=parse_limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
     parser.add_argument("--weights", default="0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
     parser.add_argument("--unread-verdict", type=int, help="measure relevance.UNREAD_VERDICT on this many HotpotQA questions (loads the model for verdicts not cached)")
     parser.add_argument("--verdict-caps", help="comma-separated caps on the passage verdict's log-odds to compare (relevance.VERDICT_CAP)")
@@ -260,7 +261,7 @@ def main() -> None:
     args = parser.parse_args()
     path, _ = resolve_model(None)
     if args.unread_verdict:
-        unread_verdict(CachedJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: accuracy.load_judge(str(path)), {}), args.unread_verdict)
+        unread_verdict(CachedJudge(CACHE / path.name / "answers.jsonl", lambda: accuracy.load_judge(str(path)), {}), args.unread_verdict)
         return
     judge = cached_judge()
     if args.oracle_verdicts:
@@ -281,7 +282,7 @@ def main() -> None:
         for judged in (int(n) for n in args.judged_contexts.split(",")):
             accuracy.RELEVANCE_OPTIONS["judged_contexts"] = judged
             records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
-            cost = accuracy._cost(r for r in records if r["source"] == "hotpotqa")
+            cost = accuracy.judge_cost(r for r in records if r["source"] == "hotpotqa")
             print(f"judged_contexts {judged or 'all':<4} {cost['prompt_evaluated']:6.0f} prompt tokens and {cost['calls']:4.1f} calls per HotpotQA question   "
                   f"{figures(records, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}   plain {plain_right(records, plain, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)} of {len(plain)}", flush=True)
         return

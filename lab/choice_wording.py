@@ -6,7 +6,7 @@ Prints, per wording, how often the judge's most likely sentence is the answering
 mean share of its sentence probability on that sentence, and the mean probability of "0"
 (none). Measured 2026-11-24 with the default judge (docs/HISTORY.md).
 
-    python benchmarks/choice_wording.py
+    python lab/choice_wording.py
 """
 
 from __future__ import annotations

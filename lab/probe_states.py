@@ -16,14 +16,14 @@ shapes of benchmarks/accuracy.py:
    features plus that "probe" feature are then fitted and cross-validated per shape exactly
    as accuracy.py's combination, side by side with the shipped features alone.
 
-    python benchmarks/probe_states.py --limit relevance=30,squad=40 --components 16,32 --l2 1,10,100
+    python lab/probe_states.py --limit relevance=30,squad=40 --components 16,32 --l2 1,10,100
 
 `statements` does the same for context_recall's statement verdicts: the state at the verdict
 position of each statement's deciding prompt (its prompt loaded as in a normal run, prefix
 reused), a probe on it, and the shipped combination (judge, best_coverage) with and without
 it, fitted and cross-validated on the given statement sets at once:
 
-    python benchmarks/probe_states.py statements --limit recall=40,fever=120,vitaminc=120
+    python lab/probe_states.py statements --limit recall=40,fever=120,vitaminc=120
 
 Measured 2026-11-23 (docs/HISTORY.md): the probes raise HotpotQA F1 but lower
 "insufficient information" where nothing answers, or SQuAD F1; over the eight shapes no
@@ -44,9 +44,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' libraries: no package holds them
 import accuracy  # noqa: E402
-from judge_cache import CachedJudge  # noqa: E402
+from judge_cache import CACHE, CachedJudge  # noqa: E402
+from labelled_rows import parse_limits  # noqa: E402
 
 from localeval.fitting import FOLDS, folds_by_group  # noqa: E402
 from localeval.judge import Message, load_judge  # noqa: E402
@@ -119,7 +120,7 @@ class StateJudge(CachedJudge):
 
 
 def _recording(record_contexts: list[dict[str, Any]]) -> Any:
-    original = accuracy._relevance_record
+    original = accuracy.relevance_record
 
     def record(metric: Any, judge: Any, question: str, contexts: list[str], gold: list[int], **kwargs: Any) -> dict[str, Any]:
         out = original(metric, judge, question, contexts, gold, **kwargs)
@@ -222,7 +223,7 @@ def add_probe(records: list[dict[str, Any]], states: Path, components: int, l2: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=accuracy._limits, default={"relevance": 30, "squad": 40})
+    parser.add_argument("--limit", type=parse_limits, default={"relevance": 30, "squad": 40})
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--components", default="16,32,64")
     parser.add_argument("--l2", default="1", help="comma-separated L2 penalties of the probe")
@@ -230,24 +231,24 @@ def main() -> None:
     path, catalog_name = resolve_model(args.model)
     states = STATES / path.name
     shipped = accuracy.CATALOG[catalog_name].calibration if catalog_name else {}
-    judge = StateJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), shipped, states=states)
+    judge = StateJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), shipped, states=states)
     records: list[dict[str, Any]] = []
-    accuracy._relevance_record = _recording(records)
+    accuracy.relevance_record = _recording(records)
     accuracy.relevance_rows(judge, args.limit.get("relevance"), 0)
     accuracy.squad_rows(judge, args.limit.get("squad"), 0)
     judge.close()
     base = accuracy.RELEVANCE_FEATURES
-    figures = {"shipped features": accuracy._shape_figures(records, accuracy._relevance_cv(records, base))}
+    figures = {"shipped features": accuracy.shape_figures(records, accuracy.relevance_cv(records, base))}
     for components in (int(c) for c in args.components.split(",")):
         for l2 in (float(v) for v in args.l2.split(",")):
             add_probe(records, states, components, l2)
             name = f"probe {components} l2 {l2:g}"
-            figures[f"features + {name}"] = accuracy._shape_figures(records, accuracy._relevance_cv(records, [*base, "probe"]))
+            figures[f"features + {name}"] = accuracy.shape_figures(records, accuracy.relevance_cv(records, [*base, "probe"]))
             add_probe(records, states, components, l2, passage_level=True)
-            figures[f"features + {name} + passage"] = accuracy._shape_figures(records, accuracy._relevance_cv(records, [*base, "probe", "probe_passage"]))
-            figures[f"features + passage {components} l2 {l2:g}"] = accuracy._shape_figures(records, accuracy._relevance_cv(records, [*base, "probe_passage"]))
-            figures[f"{name} without choice"] = accuracy._shape_figures(
-                records, accuracy._relevance_cv(records, [f for f in [*base, "probe"] if f not in ("judge_choice", "judge_none")])
+            figures[f"features + {name} + passage"] = accuracy.shape_figures(records, accuracy.relevance_cv(records, [*base, "probe", "probe_passage"]))
+            figures[f"features + passage {components} l2 {l2:g}"] = accuracy.shape_figures(records, accuracy.relevance_cv(records, [*base, "probe_passage"]))
+            figures[f"{name} without choice"] = accuracy.shape_figures(
+                records, accuracy.relevance_cv(records, [f for f in [*base, "probe"] if f not in ("judge_choice", "judge_none")])
             )
     for name, shapes in figures.items():
         cells = [f"{shape} {v['f1']:.3f}" if "f1" in v else f"{shape} insuff {v['insufficient']:.2f}" for shape, v in shapes.items()]
@@ -357,13 +358,13 @@ def statement_report(judge: StatementStateJudge, limits: Mapping[str, int], comp
 
 def statements_main() -> None:
     parser = argparse.ArgumentParser(description="the probe on statement verdicts (context_recall)")
-    parser.add_argument("--limit", type=accuracy._limits, default={"recall": 40, "fever": 120, "vitaminc": 240})
+    parser.add_argument("--limit", type=parse_limits, default={"recall": 40, "fever": 120, "vitaminc": 240})
     parser.add_argument("--components", default="8,16,32")
     parser.add_argument("--l2", type=float, default=10.0)
     args = parser.parse_args(sys.argv[2:])
     path, catalog_name = resolve_model(DEFAULT_MODEL)
     shipped = accuracy.CATALOG[catalog_name].calibration if catalog_name else {}
-    judge = StatementStateJudge(accuracy.CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), shipped, states=STATES / path.name / "statements")
+    judge = StatementStateJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), shipped, states=STATES / path.name / "statements")
     statement_report(judge, args.limit, [int(c) for c in args.components.split(",")], args.l2)
     judge.close()
 

@@ -1,0 +1,63 @@
+"""The release step: fit the judge's calibrations on the dev rows and store them in localeval/catalog.toml.
+
+Runs benchmarks/accuracy.py's measurement with the same options (the same rows, the same cached
+judge answers), prints its report, and writes what it fitted on all the rows it read into the
+judge's [[model]] table: the statement-verdict combination (calibration.attribution, from the
+statement tasks) and the relevance selection (calibration.relevance, from relevance and squad).
+Only the tables of the tasks it ran are replaced. Fit on the rows a later measurement does not
+score (docs/HISTORY.md records which rows each shipped table was fitted on).
+
+    python benchmarks/write_catalog.py --task attribution,recall,vitaminc,fever --limit attribution=150,recall=40,vitaminc=240,fever=120
+    python benchmarks/write_catalog.py --task relevance,squad,plain,unanswerable --limit relevance=60,squad=80
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from accuracy import build_parser, measure, print_report
+
+from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
+from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
+from localeval.models import resolve_model
+
+CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
+
+
+def write_catalog(model_name: str, tables: Mapping[str, Mapping[str, Any]], catalog: Path = CATALOG_FILE) -> None:
+    """Store fitted calibrations in the model's [[model]] table of the catalog, replacing those keys only."""
+    text = catalog.read_text(encoding="utf-8")
+    start = text.index(f'name = "{model_name}"')
+    end = text.find("[[model]]", start)
+    end = len(text) if end < 0 else end
+    block = text[start:end]
+    lines = [line for line in block.rstrip("\n").split("\n") if not any(line.startswith(f"calibration.{key} ") for key in tables)]
+    for key, table in tables.items():
+        weights = ", ".join(f"{k} = {v}" for k, v in table["weights"].items())
+        lines.append(f"calibration.{key} = {{ intercept = {table['intercept']}, weights = {{ {weights} }} }}")
+    catalog.write_text(text[:start] + "\n".join(lines) + "\n\n" + text[end:].lstrip("\n") if end < len(text) else text[:start] + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    parser = build_parser(__doc__)
+    args = parser.parse_args(argv)
+    if resolve_model(args.model)[1] is None:
+        parser.error(f"--model {args.model}: not a catalog model, so there is no table to write")
+    report = measure(parser, args)
+    print_report(report)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    tables = {}
+    if "verdicts" in report:
+        tables[ATTRIBUTION_KEY] = report["verdicts"]["fit"]
+    if "relevance" in report:
+        tables[RELEVANCE_KEY] = report["relevance"]["fit"]
+    write_catalog(report["catalog_name"], tables)
+    print(f"\nwrote the calibration of {report['catalog_name']} to {CATALOG_FILE}")
+
+
+if __name__ == "__main__":
+    main()
