@@ -403,12 +403,12 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
         # is reported, and the other kind's fit is still written.
         if rows.labels:
             try:
-                tables["attribution"], figures["attribution"] = calibrating.fit_attribution(rows, recall.calibration_for(judge.calibration))
+                tables["attribution"], figures["attribution"] = calibrating.fit_attribution(rows, recall.ContextRecall.calibration_for(judge.calibration))
             except LocalevalError as error:
                 unfitted.append(str(error))
         if rows.questions:
             try:
-                tables["relevance"], figures["relevance"] = calibrating.fit_relevance(rows, relevance.calibration_for(judge.calibration))
+                tables["relevance"], figures["relevance"] = calibrating.fit_relevance(rows, relevance.ContextRelevance.calibration_for(judge.calibration))
             except LocalevalError as error:
                 unfitted.append(str(error))
     finally:
