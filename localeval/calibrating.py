@@ -18,7 +18,7 @@ against the calibration the judge ships with, on the same rows.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weig
 from localeval.io import input_name
 from localeval.judge import Judge
 from localeval.labels import LeftOut, read_labels, required_sentences
-from localeval.metrics import recall, relevance
+from localeval.metrics import calibrated_metric, recall, relevance
 from localeval.samples import Sample
 
 MIN_ROWS = 20  # below this, a fit of seven weights says more about the rows than the text
@@ -143,6 +143,31 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
         "shipped": _selection_figures([set(relevance.select_units([shipped.probability(f) for f in q], q, 0.5)) for q in questions], required),
     }
     return fit_selection(questions, required, names, relevance.select_units), figures
+
+
+# The tables calibrate fits, each from the rows that label it: (whether the rows hold any, the fit).
+FITS: dict[str, tuple[Callable[[LabelledRows], bool], Callable[[LabelledRows, LogisticModel], tuple[Fit, dict[str, Any]]]]] = {
+    "attribution": (lambda rows: bool(rows.labels), fit_attribution),
+    "relevance": (lambda rows: bool(rows.questions), fit_relevance),
+}
+
+
+def fit_tables(rows: LabelledRows, calibration: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Fit], dict[str, Any], list[str]]:
+    """Every table the rows label, each fitted on its own and compared with the combination the
+    judge ships (`calibration`, as the metric calibrated by that table reads it): a table that
+    cannot be fitted (too few rows, one class) is reported, and the others are still written.
+    Returns the tables, their figures, and why any could not be fitted."""
+    tables: dict[str, Fit] = {}
+    figures: dict[str, Any] = {}
+    unfitted: list[str] = []
+    for task, (labelled, fit) in FITS.items():
+        if not labelled(rows):
+            continue
+        try:
+            tables[task], figures[task] = fit(rows, calibrated_metric(task).calibration_for(calibration))
+        except LocalevalError as error:
+            unfitted.append(str(error))
+    return tables, figures, unfitted
 
 
 def calibration_document(tables: dict[str, Fit], figures: dict[str, Any], judge: dict[str, Any]) -> dict[str, Any]:

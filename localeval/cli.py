@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,7 @@ from localeval.gold import RELEVANCE, Gold, check_recorded_input, read_gold, rel
 from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
-from localeval.metrics import PLUGIN_ERRORS, calibration_tasks, list_metrics, shadowing_plugins
+from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
 from localeval.pipeline import build_metrics, score_file
 from localeval.ppi import MIN_LABELS
 from localeval.progress import Progress, count_lines
@@ -47,13 +47,31 @@ EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 # built-ins and a few plugins name; a results file naming thousands was crafted.
 MAX_REPORT_METRICS = 64
 
-# Shortcut flags: flag -> (metric, option, value it sets; None = the flag's own value).
+# Shortcut flags: flag -> (the built-in metrics that have the option, the option, the value it
+# sets; None = the flag's own value). The metrics are those whose options have that name.
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
-    "statements": (("context_recall", "faithfulness", "factual_correctness"), "statements", None),
-    "no_reasons": (("context_recall", "faithfulness", "factual_correctness"), "reasons", False),
-    # answer_relevancy has no verifier: its questions must be written, and the verifier only scores pairs.
-    "verifier": (("context_relevance", "context_recall", "faithfulness", "context_precision", "factual_correctness"), "verifier", None),
+    flag: (builtin_with_option(option), option, fixed)
+    for flag, option, fixed in (("statements", "statements", None), ("no_reasons", "reasons", False), ("verifier", "verifier", None))
 }
+
+
+def _listed(items: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c": the metrics a shortcut's help names."""
+    return " and ".join(filter(None, (", ".join(items[:-1]), items[-1]))) if items else ""
+
+
+def _shortcut_help(flag: str, value: str) -> str:
+    metrics, option, _ = SHORTCUTS[flag]
+    return "Shortcut for --option " + _listed([f"{metric}.{option}={value}" for metric in metrics])
+
+
+# The built-in metrics the judge decides that have no verifier option (the verifier only scores pairs of texts).
+JUDGE_ONLY = tuple(cls.name for cls in BUILTIN if cls.needs_judge and cls.name not in SHORTCUTS["verifier"][0])
+VERIFIER_HELP = (
+    f"Decide {_listed(SHORTCUTS['verifier'][0])} with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not"
+    + (f"; {_listed(JUDGE_ONLY)} still {'needs' if len(JUDGE_ONLY) == 1 else 'need'} the judge (no verifier option)" if JUDGE_ONLY else "")
+    + ". Shortcut for METRIC.verifier=true/false."
+)
 
 
 def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
@@ -172,9 +190,9 @@ class _GateMode(_StringChoice):
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: every built-in metric (one from another package runs when named).")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
-@click.option("--statements", type=click.Choice(["sentences", "claims"]), help="Shortcut for --option context_recall.statements=..., faithfulness.statements=... and factual_correctness.statements=...")
-@click.option("--no-reasons", is_flag=True, help="Shortcut for --option context_recall.reasons=false, faithfulness.reasons=false and factual_correctness.reasons=false (faster).")
-@click.option("--verifier/--no-verifier", default=None, help="Decide context_relevance, context_recall, faithfulness, context_precision and factual_correctness with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not; answer_relevancy still needs the judge (it writes questions). Shortcut for METRIC.verifier=true/false.")
+@click.option("--statements", type=click.Choice(["sentences", "claims"]), help=_shortcut_help("statements", "..."))
+@click.option("--no-reasons", is_flag=True, help=_shortcut_help("no_reasons", "false") + " (faster).")
+@click.option("--verifier/--no-verifier", default=None, help=VERIFIER_HELP)
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input line.")
@@ -387,7 +405,6 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     calibration on the same rows, and writes the calibration file that
     `localeval score --calibration FILE` uses. The label format is in docs/configuration.md."""
     from localeval import calibrating
-    from localeval.metrics import recall, relevance
 
     refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
     judge = open_backend(JudgeSpec.of(judge_settings, "calibrate"))
@@ -398,19 +415,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
         finally:
             bar.close()
         description = judge.describe()
-        tables, figures, unfitted = {}, {}, []
-        # Each kind is fitted on its own: a kind that cannot be fitted (too few rows, one class)
-        # is reported, and the other kind's fit is still written.
-        if rows.labels:
-            try:
-                tables["attribution"], figures["attribution"] = calibrating.fit_attribution(rows, recall.calibration_for(judge.calibration))
-            except LocalevalError as error:
-                unfitted.append(str(error))
-        if rows.questions:
-            try:
-                tables["relevance"], figures["relevance"] = calibrating.fit_relevance(rows, relevance.calibration_for(judge.calibration))
-            except LocalevalError as error:
-                unfitted.append(str(error))
+        tables, figures, unfitted = calibrating.fit_tables(rows, judge.calibration)
     finally:
         judge.close()
     for problem in rows.errors:

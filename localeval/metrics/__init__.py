@@ -35,6 +35,7 @@ from localeval.metrics.factual_correctness import FactualCorrectness
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_precision import IdContextPrecision
 from localeval.metrics.id_recall import IdContextRecall
+from localeval.metrics.judging import JudgeMetric
 from localeval.metrics.precision import ContextPrecision
 from localeval.metrics.recall import ContextRecall
 from localeval.metrics.relevance import ContextRelevance
@@ -154,6 +155,22 @@ def metric_class(name: str) -> type[Metric[Any]] | None:
     return REGISTRY.get(name)
 
 
+def builtin_with_option(option: str) -> tuple[str, ...]:
+    """The built-in metrics that have the option `option`, in registry order: those a CLI shortcut
+    (--verifier, --statements, --no-reasons) sets it for, so the CLI names no metric. Built-ins
+    only: another package's option of the same name may mean something else."""
+    return tuple(cls.name for cls in BUILTIN if option in cls.Params.model_fields)
+
+
+def calibrated_metric(key: str) -> type[JudgeMetric[Any]]:
+    """The first built-in judge metric weighing its features with the calibration table `key`:
+    whose shipped or default combination `localeval calibrate` compares a new fit with."""
+    for cls in BUILTIN:
+        if cls.calibration_key == key and issubclass(cls, JudgeMetric):
+            return cls
+    raise ConfigError(f"no built-in metric is calibrated by the table '{key}'")
+
+
 def calibration_tasks() -> list[str]:
     """The calibration keys the registered metrics declare (`Metric.calibration_key`): a metric
     from another package that weighs its own features has its own table. The reader of
@@ -228,6 +245,6 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
 
 
 __all__ = [
-    "BUILTIN", "DEFAULT_METRICS", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class", "plugin_package",
+    "BUILTIN", "DEFAULT_METRICS", "PLUGIN_ERRORS", "REGISTRY", "Metric", "Score", "builtin_with_option", "calibrated_metric", "calibration_tasks", "create_metric", "is_metric_name", "list_metrics", "load_plugins", "metric_class", "plugin_package",
     "register_metric", "shadowing_plugins",
 ]

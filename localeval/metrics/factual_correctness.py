@@ -26,16 +26,16 @@ is the other text (the reference for a response statement, the response for a re
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
 from localeval.judge import Judge
-from localeval.metrics.base import MAX_ITEMS, Metric, Score, shorten
+from localeval.metrics.base import MAX_ITEMS, Score, shorten
 from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.judging import UsageTally
-from localeval.metrics.recall import CALIBRATION_KEY, ContextRecall, RecallParams, StatementVerdict, calibration_for
+from localeval.metrics.judging import JudgeMetric, UsageTally
+from localeval.metrics.recall import CALIBRATION_KEY, DEFAULT_CALIBRATION, FEATURES, ContextRecall, RecallParams, StatementVerdict
 from localeval.samples import Sample
 
 EPSILON = 1e-8  # ragas' guard in precision and recall's denominators
@@ -106,21 +106,16 @@ def _reworded(verdicts: list[dict[str, Any]], evidence: str) -> list[dict[str, A
     return verdicts
 
 
-class FactualCorrectness(Metric[FactualParams]):
+class FactualCorrectness(JudgeMetric[FactualParams]):
     name = "factual_correctness"
     description = "F1 (or precision, or recall) of the response's statements supported by the reference and the reference's supported by the response (ragas' counts)."
     required_fields = ("response", "reference")
-    needs_judge = True
     by_default = False  # named to run: localeval.metrics.DEFAULT_METRICS says why
-    calibration_key = CALIBRATION_KEY
+    calibration_key = CALIBRATION_KEY  # its statements are attributed as context_recall's are
+    calibration_features = FEATURES
+    default_calibration = DEFAULT_CALIBRATION
     Params = FactualParams
     Details = FactualDetails
-
-    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
-        calibration_for(tables)
-
-    def uses_judge(self) -> bool:
-        return not self.params.verifier or self.params.statements == "claims"
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         return [self._score(sample, judge) for sample in samples]

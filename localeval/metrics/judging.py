@@ -1,20 +1,87 @@
-"""What the judge metrics share: the context's sentences, chunks that fit, Yes/No log-odds, usage totals."""
+"""What the judge metrics share: their options and calibration lookup (JudgeParams, JudgeMetric),
+the context's sentences, chunks that fit, Yes/No log-odds, usage totals."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Annotated, Any, ClassVar, TypeVar
 
+from pydantic import AfterValidator, Field, field_validator
+
+from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, Usage
 from localeval.judge.prompts import NO, YES
-from localeval.rubric import Rubric
+from localeval.metrics.base import Metric
+from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
-from localeval.text import split_sentences
+from localeval.text import check_language, split_sentences
 
 PROBABILITY_FLOOR = 1e-6  # keeps log-odds finite: no verdict is read as certain
+
+
+class JudgeParams(JudgeTaskParams):
+    """The options every judge metric has, declared once: `language`, `rubric` (checked against
+    the class's `rubric_allowed` and `rubric_required` placeholders) and `verifier`; `option_help`
+    gives a metric's own wording of their descriptions (what `localeval metrics` and
+    docs/metrics.md show). A metric's Params is `class XParams(JudgeParams, XOptions)`, XOptions
+    holding its own options: pydantic lists a base's fields first, so the shared ones come last,
+    where `localeval metrics`, docs/metrics.md and results headers have always shown them."""
+
+    rubric_allowed: ClassVar[frozenset[str]] = frozenset()
+    rubric_required: ClassVar[frozenset[str]] = frozenset()
+    option_help: ClassVar[dict[str, str]] = {}
+
+    language: Annotated[str, AfterValidator(check_language)] = Field(
+        "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
+    )
+    rubric: Rubric | None = Field(None, description="a file whose text replaces the judge's task; it must ask for Yes or No")
+    verifier: bool = Field(False, description="decide with localeval's trained verifier instead of the judge")
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        for name, text in cls.option_help.items():  # each class holds its own copy of the fields
+            cls.model_fields[name].description = text
+
+    @field_validator("rubric", mode="before")
+    @classmethod
+    def _checked_rubric(cls, value: Any) -> Any:
+        """A path becomes a checked Rubric (localeval.rubric), with this metric's placeholders."""
+        return rubric_validator(cls.rubric_allowed, cls.rubric_required)(value)
+
+
+JP = TypeVar("JP", bound=JudgeParams)
+
+
+class JudgeMetric(Metric[JP]):
+    """A metric the judge decides, or the verifier instead: its calibration table (found by
+    `calibration_key`, with `calibration_features`, else `default_calibration`), checked before
+    the first sample, and whether these options call the judge."""
+
+    needs_judge = True
+    calibration_key: ClassVar[str | None]
+    calibration_features: ClassVar[tuple[str, ...]]
+    default_calibration: ClassVar[LogisticModel]
+
+    @classmethod
+    def calibration_for(cls, tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
+        """The judge's fitted combination from its tables (the catalog's, a calibration file's),
+        else the documented default."""
+        key = cls.calibration_key
+        table = tables.get(key) if key else None
+        return LogisticModel.from_table(table, f"calibration '{key}'", cls.calibration_features) if table else cls.default_calibration
+
+    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        self.calibration_for(tables)
+
+    def uses_judge(self) -> bool:
+        """The judge decides unless the verifier does; with `statements=claims` it still writes
+        the claims the verifier then reads."""
+        return not self.params.verifier or getattr(self.params, "statements", None) == "claims"
 
 
 def context_sentences(sample: Sample, language: str = "en") -> list[str]:

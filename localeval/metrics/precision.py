@@ -31,22 +31,22 @@ it. A sample whose answer is blank scores NaN: there is nothing to arrive at.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
 from localeval.judge import Judge
 from localeval.judge.prompts import USEFULNESS_PLACEHOLDERS, USEFULNESS_REQUIRED, usefulness_messages
-from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption
-from localeval.metrics.judging import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
+from localeval.metrics.base import MAX_ITEMS, Score, ShareOption
+from localeval.metrics.judging import JudgeMetric, JudgeParams, UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
 from localeval.metrics.ranking import average_precision
 from localeval.metrics.recall import verified_windows
-from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
+from localeval.rubric import JudgeTaskParams
 from localeval.samples import Sample
-from localeval.text import check_language, split_sentences
+from localeval.text import split_sentences
 from localeval.verifier import load_verifier
 
 CALIBRATION_KEY = "usefulness"
@@ -59,22 +59,25 @@ DEFAULT_THRESHOLD = 0.5
 PROMPT_OVERHEAD = 120  # tokens of instructions and wording around question, answer and paragraph
 
 
-class PrecisionParams(JudgeTaskParams):
+class PrecisionOptions(JudgeTaskParams):
+    """context_precision's own options (PrecisionParams adds the judge metrics' shared ones)."""
+
     against: Literal["reference", "response"] = Field(
         "reference", description="the answer a context must help arrive at: the reference (ragas' LLMContextPrecisionWithReference) or, for samples without one, the response (LLMContextPrecisionWithoutReference)"
     )
     threshold: ShareOption = Field(
         DEFAULT_THRESHOLD, description="a context is useful when its calibrated probability reaches this"
     )
-    language: Annotated[str, AfterValidator(check_language)] = Field(
-        "en", description="language of the texts, for sentence splitting (any pysbd language)"
-    )
-    rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(USEFULNESS_PLACEHOLDERS, USEFULNESS_REQUIRED))] = Field(
-        None, description="a file whose text replaces the judge's task ({placeholders}: {question}, {answer}, {paragraph}); it must ask for Yes or No"
-    )
-    verifier: bool = Field(
-        False, description="decide with localeval's trained verifier instead of the judge: a context is useful when it supports one of the answer's statements (context_recall's verifier verdict)"
-    )
+
+
+class PrecisionParams(JudgeParams, PrecisionOptions):
+    rubric_allowed = USEFULNESS_PLACEHOLDERS
+    rubric_required = USEFULNESS_REQUIRED
+    option_help = {
+        "language": "language of the texts, for sentence splitting (any pysbd language)",
+        "rubric": "a file whose text replaces the judge's task ({placeholders}: {question}, {answer}, {paragraph}); it must ask for Yes or No",
+        "verifier": "decide with localeval's trained verifier instead of the judge: a context is useful when it supports one of the answer's statements (context_recall's verifier verdict)",
+    }
 
 
 class ContextVerdict(BaseModel):
@@ -90,17 +93,13 @@ class PrecisionDetails(BaseModel):
     blank_answer: bool = False
 
 
-def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
-    table = tables.get(CALIBRATION_KEY)
-    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
-
-
-class ContextPrecision(Metric[PrecisionParams]):
+class ContextPrecision(JudgeMetric[PrecisionParams]):
     name = "context_precision"
     description = "Average precision of the retrieved contexts' ranking, each judged useful or not for arriving at the reference (or the response)."
     required_fields = ("user_input", "retrieved_contexts", "reference")
-    needs_judge = True
     calibration_key = CALIBRATION_KEY
+    calibration_features = FEATURES
+    default_calibration = DEFAULT_CALIBRATION
     Params = PrecisionParams
     Details = PrecisionDetails
 
@@ -109,12 +108,6 @@ class ContextPrecision(Metric[PrecisionParams]):
         against=response: a sample without a reference is scored then)."""
         wanted = ("user_input", "retrieved_contexts", self.params.against)
         return [name for name in wanted if getattr(sample, name) is None]
-
-    def uses_judge(self) -> bool:
-        return not self.params.verifier
-
-    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
-        calibration_for(tables)
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         return [self._score(sample, judge) for sample in samples]
@@ -140,7 +133,7 @@ class ContextPrecision(Metric[PrecisionParams]):
         budget = judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - judge.count_tokens(question) - judge.count_tokens(answer)
         if budget <= 0:
             raise JudgeError(f"the instructions, question and {params.against} leave no room for a context in the model's window of {judge.context_size} tokens; raise --n-ctx")
-        model = calibration_for(judge.calibration)
+        model = self.calibration_for(judge.calibration)
         verdicts = []
         for context in contexts:
             sentences = split_sentences(context, params.language)

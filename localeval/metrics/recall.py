@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from localeval.calibration import LogisticModel
 from localeval.errors import JudgeError
@@ -43,11 +43,11 @@ from localeval.judge.prompts import (
     attribution_messages,
     claims_messages,
 )
-from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption, shorten
-from localeval.metrics.judging import UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
+from localeval.metrics.base import MAX_ITEMS, Score, ShareOption, shorten
+from localeval.metrics.judging import JudgeMetric, JudgeParams, UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
+from localeval.rubric import JudgeTaskParams, Rubric
 from localeval.samples import Sample
-from localeval.text import check_language, split_sentences
+from localeval.text import split_sentences
 from localeval.verifier import Verifier, load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS
 from localeval.verifier.pieces import split_text
@@ -89,7 +89,9 @@ class Claims(BaseModel):
     claims: list[str] = Field(min_length=1, max_length=MAX_CLAIMS, json_schema_extra={"items": {"type": "string", "maxLength": CLAIM_CHARS}})
 
 
-class RecallParams(JudgeTaskParams):
+class RecallOptions(JudgeTaskParams):
+    """context_recall's and faithfulness' own options (RecallParams adds the judge metrics' shared ones)."""
+
     statements: Literal["sentences", "claims"] = Field(
         "sentences", description="sentences: pysbd sentences of the text whose statements are checked (context_recall: the reference; faithfulness: the response); claims: the judge decomposes it first"
     )
@@ -98,15 +100,15 @@ class RecallParams(JudgeTaskParams):
         DEFAULT_THRESHOLD, description="a statement is attributed when its calibrated probability reaches this"
     )
     chunks: int = Field(2, ge=1, le=64, description="at most how many chunks of the context (the best by evidence) the judge reads per statement: the next only where it found the statement unsupported so far and one of that chunk's sentences holds 30%+ of the statement's words")
-    language: Annotated[str, AfterValidator(check_language)] = Field(
-        "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
-    )
-    rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED))] = Field(
-        None, description="a file whose text replaces the judge's task ({placeholders}: {document}, {statement}); it must ask for Yes or No"
-    )
-    verifier: bool = Field(
-        False, description="decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)"
-    )
+
+
+class RecallParams(JudgeParams, RecallOptions):
+    rubric_allowed = ATTRIBUTION_PLACEHOLDERS
+    rubric_required = ATTRIBUTION_REQUIRED
+    option_help = {
+        "rubric": "a file whose text replaces the judge's task ({placeholders}: {document}, {statement}); it must ask for Yes or No",
+        "verifier": "decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)",
+    }
 
 
 class StatementVerdict(BaseModel):
@@ -126,12 +128,6 @@ class StatementVerdict(BaseModel):
 class RecallDetails(BaseModel):
     statements: list[StatementVerdict]
     claims_requests: int | None = None  # statements=claims: an answer reached MAX_CLAIMS, so the text was decomposed in parts, in this many requests
-
-
-def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
-    """The judge's fitted combination from the catalog, else the documented default."""
-    table = tables.get(CALIBRATION_KEY)
-    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
 
 
 def _examples_tokens(judge: Judge, rubric: Rubric | None) -> int:
@@ -339,19 +335,17 @@ def _note_unmeasured(verdict: dict[str, Any], evidence: StatementEvidence) -> No
         verdict["similarity_unmeasured"] = list(evidence.unmeasured)
 
 
-class AttributedStatements(Metric[RecallParams]):
+class AttributedStatements(JudgeMetric[RecallParams]):
     """The statements of one text of the sample (`statements_field`), each attributed to the
     retrieved contexts or not; the score is the share attributed (NaN for a text without
     statements: ragas' LLMContextRecall and Faithfulness both return NaN there)."""
 
     statements_field: ClassVar[Literal["reference", "response"]]
-    needs_judge = True
     calibration_key = CALIBRATION_KEY
+    calibration_features = FEATURES
+    default_calibration = DEFAULT_CALIBRATION
     Params = RecallParams
     Details = RecallDetails
-
-    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
-        calibration_for(tables)
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         return [self._score(sample, judge) for sample in samples]
@@ -416,16 +410,13 @@ class AttributedStatements(Metric[RecallParams]):
                     value, usage = yes_log_odds(judge, attribution_messages(document, statements[number], params.rubric))
                     log_odds[number][chunk_index] = value
                     tally.add(usage)
-        model = calibration_for(judge.calibration)
+        model = self.calibration_for(judge.calibration)
         verdicts = [
             self._verdict(statement, found, judged, chunks, sentences, model)
             for statement, found, judged in zip(statements, evidence, log_odds)
         ]
         attributed = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict())
-
-    def uses_judge(self) -> bool:
-        return not self.params.verifier or self.params.statements == "claims"
 
     def _score_verified(self, sample: Sample, statements: Sequence[str], tally: UsageTally) -> Score:
         """Each statement's P(attributed) from the verifier's best window; the reason quotes that

@@ -57,9 +57,9 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from localeval.calibration import LogisticModel
 from localeval.evidence import content_words, names, numbers, weighted_words
@@ -73,11 +73,11 @@ from localeval.judge.prompts import (
     relevance_choice_messages,
     relevance_messages,
 )
-from localeval.metrics.base import Metric, Score, ShareOption
-from localeval.metrics.judging import PROBABILITY_FLOOR, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
+from localeval.metrics.base import Score, ShareOption
+from localeval.metrics.judging import PROBABILITY_FLOOR, JudgeMetric, JudgeParams, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
+from localeval.rubric import JudgeTaskParams
 from localeval.samples import Sample
-from localeval.text import check_language, split_sentences
+from localeval.text import split_sentences
 from localeval.verifier import Verifier, load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
 from localeval.verifier.pieces import split_text
@@ -128,7 +128,9 @@ class ShortAnswer(BaseModel):
     answer: str = Field(max_length=ANSWER_CHARS)
 
 
-class RelevanceParams(JudgeTaskParams):
+class RelevanceOptions(JudgeTaskParams):
+    """context_relevance's own options (RelevanceParams adds the judge metrics' shared ones)."""
+
     unit: Literal["sentence", "line", "chunk"] = Field(
         "sentence", description="what is counted: pysbd sentences (ragas), lines, or whole retrieved contexts (promptfoo's units)"
     )
@@ -138,15 +140,15 @@ class RelevanceParams(JudgeTaskParams):
     judged_contexts: int = Field(
         JUDGED_CONTEXTS, ge=0, le=1_000_000, description="the judge reads at most this many retrieved contexts, those that mention most of the question (0: all of them)"
     )
-    language: Annotated[str, AfterValidator(check_language)] = Field(
-        "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
-    )
-    rubric: Annotated[Rubric | None, BeforeValidator(rubric_validator(RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED))] = Field(
-        None, description="a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No"
-    )
-    verifier: bool = Field(
-        False, description="decide with localeval's trained verifier (question, sentence, its context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)"
-    )
+
+
+class RelevanceParams(JudgeParams, RelevanceOptions):
+    rubric_allowed = RELEVANCE_PLACEHOLDERS
+    rubric_required = RELEVANCE_REQUIRED
+    option_help = {
+        "rubric": "a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No",
+        "verifier": "decide with localeval's trained verifier (question, sentence, its context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)",
+    }
 
 
 class RelevanceDetails(BaseModel):
@@ -307,11 +309,6 @@ def _answer_stands_alone(units: Sequence[_Unit], judge_answer: Sequence[float], 
     return alone
 
 
-def calibration_for(tables: Mapping[str, Mapping[str, Any]]) -> LogisticModel:
-    table = tables.get(CALIBRATION_KEY)
-    return LogisticModel.from_table(table, f"calibration '{CALIBRATION_KEY}'", FEATURES) if table else DEFAULT_CALIBRATION
-
-
 def select_units(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
     """The units the rule selects: those at or above `threshold` (`above_threshold`), and when
     anything is selected, the first unit holding the judge's short answer too: the question is
@@ -389,26 +386,21 @@ def _relative(values: Sequence[float]) -> list[float]:
     return [v / top if top > 0 else 0.0 for v in values]
 
 
-class ContextRelevance(Metric[RelevanceParams]):
+class ContextRelevance(JudgeMetric[RelevanceParams]):
     name = "context_relevance"
     description = "Share of the retrieved context's sentences that are absolutely required to answer the question."
     required_fields = ("user_input", "retrieved_contexts")
-    needs_judge = True
     calibration_key = CALIBRATION_KEY
+    calibration_features = FEATURES
+    default_calibration = DEFAULT_CALIBRATION
     Params = RelevanceParams
     Details = RelevanceDetails
-
-    def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
-        calibration_for(tables)
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         if self.params.verifier:
             return [self._score_verified(sample) for sample in samples]
         assert judge is not None
         return [self._score(sample, judge) for sample in samples]
-
-    def uses_judge(self) -> bool:
-        return not self.params.verifier
 
     def _score_verified(self, sample: Sample) -> Score:
         """Each unit's P(required) from the verifier, which reads the question, the unit and the
@@ -562,7 +554,7 @@ class ContextRelevance(Metric[RelevanceParams]):
             }
             for i, u in enumerate(units)
         ]
-        model = calibration_for(judge.calibration)
+        model = self.calibration_for(judge.calibration)
         probabilities = [model.probability(f) for f in features]
         selected = select_units(probabilities, features, params.threshold)
         details = _selection_details(units, selected, probabilities, features)
