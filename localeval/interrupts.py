@@ -50,7 +50,11 @@ def ctrl_c_pressed() -> bool:
 
 def users_interrupt(error: BaseException) -> bool:
     """Whether `error` stops the run for the user: a KeyboardInterrupt after a SIGINT, or any
-    KeyboardInterrupt where no watch can tell (SIGINT not wrapped by `watching_ctrl_c`)."""
+    KeyboardInterrupt where no watch can tell (SIGINT not wrapped by `watching_ctrl_c`). With
+    SIGINT ignored (a shell's background job, `nohup`) no Ctrl-C can raise one: it is code's."""
     if not isinstance(error, KeyboardInterrupt):
         return False
-    return _signalled.is_set() or signal.getsignal(signal.SIGINT) is not _on_sigint
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.SIG_IGN:
+        return False
+    return _signalled.is_set() or handler is not _on_sigint

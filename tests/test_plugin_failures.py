@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from conftest import result_rows, sigint_at_default
 
 from localeval.metrics.base import Metric, Score
@@ -100,6 +101,23 @@ def test_a_plugins_own_keyboard_interrupt_is_its_failure_not_the_users_ctrl_c(tm
     assert "interrupted" not in run.stderr and "--resume" not in run.stderr
     rows = result_rows(out)
     assert len(rows) == 3 and all("raised KeyboardInterrupt of its own, with no Ctrl-C behind it" in r["errors"]["raising"] for r in rows)
+
+
+def _sigint_ignored() -> None:
+    """A child's preexec_fn: SIGINT ignored, as a shell's background job or `nohup` starts it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("sigint", [sigint_at_default, _sigint_ignored], ids=["default", "ignored"])
+def test_a_plugins_own_keyboard_interrupt_is_its_failure_whatever_sigint_is_set_to(tmp_path, sigint):
+    """With SIGINT ignored no Ctrl-C can raise KeyboardInterrupt: one is always the plugin's."""
+    site = tmp_path / "site"
+    _install(site, "raising", _plugin("raise KeyboardInterrupt('raised by the plugin')"), "raising = raising:Raising")
+    data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
+    run = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-m", "raising", "-o", str(out), "-q"],
+                         capture_output=True, text=True, env=_env(site), cwd=tmp_path, timeout=300, preexec_fn=sigint)
+    assert run.returncode == 0, run.stderr
+    assert len(result_rows(out)) == 3
 
 
 def test_a_plugin_that_swallows_the_users_ctrl_c_still_stops_the_run(tmp_path):
