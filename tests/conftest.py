@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -124,3 +126,28 @@ def embedding_model() -> Path:
     from localeval.models import pull
 
     return pull(MODEL_NAME)
+
+
+PLUGIN_ROOT = Path(__file__).resolve().parents[1]
+
+
+def install_plugin(site: Path, module: str, source: str, entry: str, version: str = "0.1") -> None:
+    """A metric plugin installed for real: its module and a .dist-info declaring the entry point,
+    as pip lays them out, in `site` (put on a subprocess's path by `plugin_env`)."""
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    info = site / f"{module}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: {version}\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[localeval.metrics]\n{entry}\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+
+
+def plugin_env(site: Path) -> dict[str, str]:
+    """The environment of a subprocess that sees the plugins installed in `site` and this checkout."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_ROOT)])}
+
+
+def run_with_plugins(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m localeval ARGS` with the plugins installed in `site`."""
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=plugin_env(site), cwd=cwd, timeout=300)

@@ -6,12 +6,8 @@ subprocess, as pip lays them out), and the CLI runs in that subprocess."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import install_plugin, run_with_plugins
 
 PLUGIN = '''
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,33 +35,19 @@ class AnswerWords(Metric[Params]):
 '''
 
 
-def _install(site: Path, module: str, source: str, entry: str) -> None:
-    (site / f"{module}.py").write_text(source, encoding="utf-8")
-    info = site / f"{module}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(f"[localeval.metrics]\n{entry}\n", encoding="utf-8")
-    (info / "RECORD").write_text("", encoding="utf-8")
-
-
-def _localeval(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
-
-
 def test_an_installed_metric_is_scored_gated_and_reported_like_the_built_ins(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    _install(site, "tiny_metric", PLUGIN, "answer_words = tiny_metric:AnswerWords")
-    _install(site, "broken_metric", "raise ImportError('a dependency is missing')\n", "broken = broken_metric:Nope")
+    install_plugin(site, "tiny_metric", PLUGIN, "answer_words = tiny_metric:AnswerWords")
+    install_plugin(site, "broken_metric", "raise ImportError('a dependency is missing')\n", "broken = broken_metric:Nope")
     data = tmp_path / "samples.jsonl"
     data.write_text("\n".join(json.dumps({"id": i, "reference": text}) for i, text in enumerate(["one two three", "a b c d e f g h i j k"])) + "\n", encoding="utf-8")
 
-    listed = _localeval(site, "metrics", cwd=tmp_path)
+    listed = run_with_plugins(site, "metrics", cwd=tmp_path)
     assert listed.returncode == 0 and "answer_words: How long the reference is" in listed.stdout
     assert "metric 'broken' from an installed package could not be loaded" in listed.stderr and "a dependency is missing" in listed.stderr
 
-    run = _localeval(site, "score", str(data), "-m", "answer_words", "--option", "answer_words.words=5", "-t", "answer_words=0.9",
+    run = run_with_plugins(site, "score", str(data), "-m", "answer_words", "--option", "answer_words.words=5", "-t", "answer_words=0.9",
                      "-o", str(tmp_path / "out.jsonl"), "--markdown", str(tmp_path / "summary.md"), "--summary-json", str(tmp_path / "summary.json"), cwd=tmp_path)
     assert run.returncode == 1, run.stderr  # the first sample is below the gate
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()][1:]
@@ -73,7 +55,7 @@ def test_an_installed_metric_is_scored_gated_and_reported_like_the_built_ins(tmp
     assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["answer_words"]["mean"] == 0.8
     assert "3 words" in (tmp_path / "summary.md").read_text()
 
-    broken = _localeval(site, "score", str(data), "-m", "broken", cwd=tmp_path)
+    broken = run_with_plugins(site, "score", str(data), "-m", "broken", cwd=tmp_path)
     assert broken.returncode == 2 and "installed but could not be loaded" in broken.stderr and "Traceback" not in broken.stderr
 
 
@@ -102,16 +84,16 @@ def test_a_config_with_options_and_gates_for_an_unselected_plugin_metric_imports
     site = tmp_path / "site"
     site.mkdir()
     marker = tmp_path / "imported"
-    _install(site, "tiny_metric", f"open({str(marker)!r}, 'a').close()\n" + PLUGIN, "answer_words = tiny_metric:AnswerWords")
-    _install(site, "other_metric", f"open({str(marker)!r}, 'a').close()\n", "other = other_metric:Nope")
+    install_plugin(site, "tiny_metric", f"open({str(marker)!r}, 'a').close()\n" + PLUGIN, "answer_words = tiny_metric:AnswerWords")
+    install_plugin(site, "other_metric", f"open({str(marker)!r}, 'a').close()\n", "other = other_metric:Nope")
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n", encoding="utf-8")
     (tmp_path / "localeval.toml").write_text(
         "thresholds = { answer_words = 0.5 }\nmin_mean = { answer_words = 0.5 }\n[options.answer_words]\nwords = 5\n", encoding="utf-8"
     )
-    run = _localeval(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
+    run = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert not marker.exists()  # no plugin was imported
     (tmp_path / "localeval.toml").write_text("[options.no_such_metric]\nwords = 5\n", encoding="utf-8")
-    unknown = _localeval(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
+    unknown = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
     assert unknown.returncode == 2 and "an option is set for 'no_such_metric', which is no metric" in unknown.stderr

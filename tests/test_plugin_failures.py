@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import signal
 import subprocess
@@ -21,30 +20,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import result_rows, sigint_at_default
+from conftest import install_plugin, plugin_env, result_rows, run_with_plugins, sigint_at_default
 
 from localeval.metrics.base import Metric, Score
 from localeval.runner import score
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _install(site: Path, module: str, source: str, entry: str, version: str = "0.1") -> None:
-    site.mkdir(exist_ok=True)
-    (site / f"{module}.py").write_text(source, encoding="utf-8")
-    info = site / f"{module}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: {version}\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(f"[localeval.metrics]\n{entry}\n", encoding="utf-8")
-    (info / "RECORD").write_text("", encoding="utf-8")
-
-
-def _env(site: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-
-
-def _localeval(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=_env(site), cwd=cwd, timeout=300)
 
 
 def _plugin(body: str, init: str = "") -> str:
@@ -80,23 +59,23 @@ def _samples(tmp_path: Path, count: int) -> Path:
 
 def test_a_plugins_cancelled_error_fails_its_samples_naming_it_and_the_run_goes_on(tmp_path):
     site = tmp_path / "site"
-    _install(site, "raising", _plugin("raise asyncio.CancelledError('the event loop went away')"), "raising = raising:Raising")
+    install_plugin(site, "raising", _plugin("raise asyncio.CancelledError('the event loop went away')"), "raising = raising:Raising")
     data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
-    run = _localeval(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "-q", cwd=tmp_path)
+    run = run_with_plugins(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr  # neither exit 1 (a gate) nor a traceback
     assert "Traceback" not in run.stderr
     rows = result_rows(out)
     assert len(rows) == 3 and all("metric 'raising' (raising.Raising) raised CancelledError: the event loop went away" in r["errors"]["raising"] for r in rows)
     assert all(r["scores"]["id_context_recall"] == 1.0 for r in rows)  # the other metric is scored
-    gated = _localeval(site, "score", str(data), "-m", "raising", "--fail-on-error", "-q", cwd=tmp_path)
+    gated = run_with_plugins(site, "score", str(data), "-m", "raising", "--fail-on-error", "-q", cwd=tmp_path)
     assert gated.returncode == 1 and "3 of 3 samples could not be scored by raising" in gated.stderr
 
 
 def test_a_plugins_own_keyboard_interrupt_is_its_failure_not_the_users_ctrl_c(tmp_path):
     site = tmp_path / "site"
-    _install(site, "raising", _plugin("raise KeyboardInterrupt('raised by the plugin')"), "raising = raising:Raising")
+    install_plugin(site, "raising", _plugin("raise KeyboardInterrupt('raised by the plugin')"), "raising = raising:Raising")
     data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
-    run = _localeval(site, "score", str(data), "-m", "raising", "-o", str(out), "-q", cwd=tmp_path)
+    run = run_with_plugins(site, "score", str(data), "-m", "raising", "-o", str(out), "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr  # not 130: the run finished, so no resume repeats it
     assert "interrupted" not in run.stderr and "--resume" not in run.stderr
     rows = result_rows(out)
@@ -112,10 +91,10 @@ def _sigint_ignored() -> None:
 def test_a_plugins_own_keyboard_interrupt_is_its_failure_whatever_sigint_is_set_to(tmp_path, sigint):
     """With SIGINT ignored no Ctrl-C can raise KeyboardInterrupt: one is always the plugin's."""
     site = tmp_path / "site"
-    _install(site, "raising", _plugin("raise KeyboardInterrupt('raised by the plugin')"), "raising = raising:Raising")
+    install_plugin(site, "raising", _plugin("raise KeyboardInterrupt('raised by the plugin')"), "raising = raising:Raising")
     data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
     run = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-m", "raising", "-o", str(out), "-q"],
-                         capture_output=True, text=True, env=_env(site), cwd=tmp_path, timeout=300, preexec_fn=sigint)
+                         capture_output=True, text=True, env=plugin_env(site), cwd=tmp_path, timeout=300, preexec_fn=sigint)
     assert run.returncode == 0, run.stderr
     assert len(result_rows(out)) == 3
 
@@ -123,10 +102,10 @@ def test_a_plugins_own_keyboard_interrupt_is_its_failure_whatever_sigint_is_set_
 def test_a_plugin_that_swallows_the_users_ctrl_c_still_stops_the_run(tmp_path):
     site = tmp_path / "site"
     body = "try:\n            time.sleep(0.2 * len(samples))\n        except KeyboardInterrupt:\n            raise RuntimeError('swallowed the Ctrl-C')"
-    _install(site, "raising", _plugin(body), "raising = raising:Raising")
+    install_plugin(site, "raising", _plugin(body), "raising = raising:Raising")
     data, out = _samples(tmp_path, 200), tmp_path / "out.jsonl"
     process = subprocess.Popen([sys.executable, "-m", "localeval", "score", str(data), "-m", "raising", "-o", str(out), "-q"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site), cwd=tmp_path, preexec_fn=sigint_at_default)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=plugin_env(site), cwd=tmp_path, preexec_fn=sigint_at_default)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None and (not out.exists() or out.read_text().count("\n") < 2):
         time.sleep(0.05)
@@ -139,8 +118,8 @@ def test_a_plugin_that_swallows_the_users_ctrl_c_still_stops_the_run(tmp_path):
 
 def test_a_plugin_whose_constructor_raises_a_base_exception_is_a_usage_error_naming_it(tmp_path):
     site = tmp_path / "site"
-    _install(site, "raising", _plugin("pass", init="raise asyncio.CancelledError('no loop')"), "raising = raising:Raising")
-    run = _localeval(site, "score", str(_samples(tmp_path, 1)), "-m", "raising", "-q", cwd=tmp_path)
+    install_plugin(site, "raising", _plugin("pass", init="raise asyncio.CancelledError('no loop')"), "raising = raising:Raising")
+    run = run_with_plugins(site, "score", str(_samples(tmp_path, 1)), "-m", "raising", "-q", cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert "metric 'raising' (raising.Raising) could not be built: CancelledError: no loop" in run.stderr and "Traceback" not in run.stderr
 
@@ -150,9 +129,9 @@ def test_a_plugin_whose_constructor_raises_a_base_exception_is_a_usage_error_nam
 
 def test_the_results_header_records_a_plugins_package_and_version_and_a_resume_after_an_upgrade_is_refused(tmp_path):
     site = tmp_path / "site"
-    _install(site, "raising", _plugin("pass"), "raising = raising:Raising", version="1.0")
+    install_plugin(site, "raising", _plugin("pass"), "raising = raising:Raising", version="1.0")
     data, out = _samples(tmp_path, 3), tmp_path / "out.jsonl"
-    run = _localeval(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "-q", cwd=tmp_path)
+    run = run_with_plugins(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     header = json.loads(out.read_text().splitlines()[0])["run"]
     assert header["plugins"] == {"raising": {"class": "raising.Raising", "package": "raising", "version": "1.0"}}
@@ -161,12 +140,12 @@ def test_the_results_header_records_a_plugins_package_and_version_and_a_resume_a
 
     (site / "raising-1.0.dist-info").rename(site / "raising-1.1.dist-info")  # the package is upgraded
     (site / "raising-1.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: raising\nVersion: 1.1\n", encoding="utf-8")
-    resumed = _localeval(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "--resume", "-q", cwd=tmp_path)
+    resumed = run_with_plugins(site, "score", str(data), "-m", "raising", "-m", "id_context_recall", "-o", str(out), "--resume", "-q", cwd=tmp_path)
     assert resumed.returncode == 2, resumed.stderr
     assert "cannot resume" in resumed.stderr and "plugins.raising.version: '1.0' then, '1.1' now" in resumed.stderr
     assert len(result_rows(out)) == 2  # nothing mixed in
 
-    builtins = _localeval(site, "score", str(data), "-m", "id_context_recall", "-o", str(tmp_path / "b.jsonl"), "-q", cwd=tmp_path)
+    builtins = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-o", str(tmp_path / "b.jsonl"), "-q", cwd=tmp_path)
     assert builtins.returncode == 0 and "plugins" not in json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["run"]
 
 
@@ -181,8 +160,8 @@ def test_with_results_on_standard_output_a_plugins_child_process_and_c_code_writ
         "        import ctypes; ctypes.CDLL(None).printf(b'a C printf line\\n')\n"
         "        print('a print line')"
     )
-    _install(site, "raising", _plugin(body, init="os.write(1, b'written while it is built\\n')"), "raising = raising:Raising")
-    run = _localeval(site, "score", str(_samples(tmp_path, 3)), "-m", "raising", "-o", "-", "-q", cwd=tmp_path)
+    install_plugin(site, "raising", _plugin(body, init="os.write(1, b'written while it is built\\n')"), "raising = raising:Raising")
+    run = run_with_plugins(site, "score", str(_samples(tmp_path, 3)), "-m", "raising", "-o", "-", "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert [json.loads(line)["line"] for line in run.stdout.splitlines()] == [1, 2, 3]  # JSON lines and nothing else
     for said in ("a child process line", "a line on descriptor 1", "a C printf line", "a print line", "written while it is built"):
@@ -280,11 +259,11 @@ class Bad(Metric):
 def test_an_installed_plugins_bad_values_never_pass_a_gate_nor_break_the_results(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    _install(site, "bad_plugin", BAD_PLUGIN, "bad_values = bad_plugin:Bad")
+    install_plugin(site, "bad_plugin", BAD_PLUGIN, "bad_values = bad_plugin:Bad")
     data = tmp_path / "samples.jsonl"
     data.write_text("".join(json.dumps({"id": i, "reference": r}) + "\n" for i, r in enumerate(["five", "true", "inf", "text", "ok"])), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    run = _localeval(site, "score", str(data), "-m", "bad_values", "-t", "bad_values=0.5", "--min-mean", "bad_values=0.5", "-o", str(out),
+    run = run_with_plugins(site, "score", str(data), "-m", "bad_values", "-t", "bad_values=0.5", "--min-mean", "bad_values=0.5", "-o", str(out),
                      "--junit-xml", str(tmp_path / "junit.xml"), "--summary-json", str(tmp_path / "summary.json"), "-q", cwd=tmp_path)
     assert run.returncode == 1, run.stderr  # four samples could not be scored: they fail the gate
     rows = result_rows(out)
@@ -292,12 +271,12 @@ def test_an_installed_plugins_bad_values_never_pass_a_gate_nor_break_the_results
     assert all("bad_plugin.Bad" in r["errors"]["bad_values"] for r in rows[:4])
     summary = json.loads((tmp_path / "summary.json").read_text())["metrics"]["bad_values"]
     assert summary["errors"] == 4 and summary["mean"] == 0.75
-    report = _localeval(site, "report", str(out), "-o", str(tmp_path / "report.html"), cwd=tmp_path)
+    report = run_with_plugins(site, "report", str(out), "-o", str(tmp_path / "report.html"), cwd=tmp_path)
     assert report.returncode == 0, report.stderr
-    resumed = _localeval(site, "score", str(data), "-m", "bad_values", "-o", str(out), "--resume", "-q", cwd=tmp_path)
+    resumed = run_with_plugins(site, "score", str(data), "-m", "bad_values", "-o", str(out), "--resume", "-q", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
 
-    piped = _localeval(site, "score", str(data), "-m", "bad_values", "-o", "-", "-q", cwd=tmp_path)
+    piped = run_with_plugins(site, "score", str(data), "-m", "bad_values", "-o", "-", "-q", cwd=tmp_path)
     assert piped.returncode == 0, piped.stderr
     assert [json.loads(line)["line"] for line in piped.stdout.splitlines()] == [1, 2, 3, 4, 5]  # JSON lines and nothing else
     assert "plugin imported" in piped.stderr and "building the metric" in piped.stderr and "scoring a batch" in piped.stderr
@@ -307,20 +286,20 @@ def test_plugins_load_only_when_a_run_names_one_and_a_sys_exit_at_import_decides
     site = tmp_path / "site"
     site.mkdir()
     marker = tmp_path / "imported"
-    _install(site, "exits", "import sys\nsys.exit(0)\n", "exits = exits:Nope")
-    _install(site, "slow", f"open({str(marker)!r}, 'w').close()\nfrom localeval.metrics.id_recall import IdContextRecall as Slow\n", "slow = slow:Slow")
+    install_plugin(site, "exits", "import sys\nsys.exit(0)\n", "exits = exits:Nope")
+    install_plugin(site, "slow", f"open({str(marker)!r}, 'w').close()\nfrom localeval.metrics.id_recall import IdContextRecall as Slow\n", "slow = slow:Slow")
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [2]}) + "\n", encoding="utf-8")
 
-    failing = _localeval(site, "score", str(data), "-m", "id_context_recall", "-t", "id_context_recall=1.0", "-o", str(tmp_path / "out.jsonl"), cwd=tmp_path)
+    failing = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-t", "id_context_recall=1.0", "-o", str(tmp_path / "out.jsonl"), cwd=tmp_path)
     assert failing.returncode == 1, failing.stderr  # the gate decides, not the plugin's sys.exit(0)
     assert len(result_rows(tmp_path / "out.jsonl")) == 1
-    assert _localeval(site, "--version", cwd=tmp_path).returncode == 0
+    assert run_with_plugins(site, "--version", cwd=tmp_path).returncode == 0
     assert not marker.exists()  # neither run imported a plugin
 
-    named = _localeval(site, "score", str(data), "-m", "exits", cwd=tmp_path)
+    named = run_with_plugins(site, "score", str(data), "-m", "exits", cwd=tmp_path)
     assert named.returncode == 2 and "could not be loaded" in named.stderr and "SystemExit" in named.stderr, named.stderr
-    listed = _localeval(site, "metrics", cwd=tmp_path)
+    listed = run_with_plugins(site, "metrics", cwd=tmp_path)
     assert listed.returncode == 0 and "metric 'exits' from an installed package could not be loaded" in listed.stderr
     assert marker.exists()  # listing loads them all
 
@@ -328,10 +307,10 @@ def test_plugins_load_only_when_a_run_names_one_and_a_sys_exit_at_import_decides
 def test_a_plugin_under_a_built_in_name_is_named_on_every_run_and_the_built_in_wins(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    _install(site, "shadow", "from localeval.metrics.id_recall import IdContextRecall as Shadow\n", "id_context_recall = shadow:Shadow")
+    install_plugin(site, "shadow", "from localeval.metrics.id_recall import IdContextRecall as Shadow\n", "id_context_recall = shadow:Shadow")
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n", encoding="utf-8")
-    run = _localeval(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
+    run = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "shadow:Shadow declares the metric 'id_context_recall', a built-in metric's name: the built-in is used" in run.stderr
 
