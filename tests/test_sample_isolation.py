@@ -10,7 +10,7 @@ import json
 import pickle
 
 import pytest
-from test_metric_plugins import _install, _localeval
+from conftest import install_plugin, run_with_plugins
 
 from localeval import evaluate
 from localeval.samples import Sample, parse_sample, parse_sample_json
@@ -60,12 +60,12 @@ SAMPLE = {
 def test_a_plugin_that_sorts_the_contexts_in_place_changes_nothing_another_metric_reads(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    _install(site, "context_sorter", SORTER, "context_sorter = context_sorter:ContextSorter")
+    install_plugin(site, "context_sorter", SORTER, "context_sorter = context_sorter:ContextSorter")
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps(SAMPLE) + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
 
-    run = _localeval(site, "score", str(data), "-m", "context_sorter", "-m", "nonllm_context_precision", "-o", str(out), cwd=tmp_path)
+    run = run_with_plugins(site, "score", str(data), "-m", "context_sorter", "-m", "nonllm_context_precision", "-o", str(out), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()][1:]
     assert row["scores"]["nonllm_context_precision"] == 0.5  # as the contexts were read, not 1.0 as sorted
@@ -74,7 +74,7 @@ def test_a_plugin_that_sorts_the_contexts_in_place_changes_nothing_another_metri
     assert "context_sorter.ContextSorter" in error and "TypeError" in error and "read-only" in error
     assert row["extra"] == {"tags": ["read"]}
 
-    polite = _localeval(site, "score", str(data), "-m", "context_sorter", "--option", "context_sorter.in_place=false",
+    polite = run_with_plugins(site, "score", str(data), "-m", "context_sorter", "--option", "context_sorter.in_place=false",
                         "-m", "nonllm_context_precision", "-o", str(out), cwd=tmp_path)
     assert polite.returncode == 0, polite.stderr
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()][1:]
