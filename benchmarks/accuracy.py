@@ -74,8 +74,9 @@ from localeval.fitting import (
     folds_by_group,
     selection_f1,
 )
+from localeval.graders import judge_units
 from localeval.judge import load_judge
-from localeval.metrics import create_metric, relevance
+from localeval.metrics import create_metric
 from localeval.metrics import recall as recall_rules
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
 from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES
@@ -361,11 +362,11 @@ def relevance_report(records: Sequence[dict[str, Any]], shipped: Mapping[str, An
     report: dict[str, Any] = {"cost": {source: judge_cost([r for r in records if "cost" in r and r["source"] == source]) for source in sorted({r["source"] for r in records})}}
     for name, chosen in (("evidence", [f for f in RELEVANCE_FEATURES if f not in RELEVANCE_JUDGE_FEATURES]), ("judge", RELEVANCE_JUDGE_FEATURES), ("combination", RELEVANCE_FEATURES)):
         report[name] = shape_figures(records, relevance_cv(records, chosen))
-    table = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, relevance.select_units, row_weights=source_weights(records)).table()
+    table = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], RELEVANCE_FEATURES, judge_units.select_units, row_weights=source_weights(records)).table()
     report["fit"] = {**table, "weights": {name: table["weights"].get(name, 0.0) for name in RELEVANCE_METRIC_FEATURES}}
     if shipped:
         model = Fit(float(shipped["intercept"]), {k: float(v) for k, v in shipped["weights"].items()})
-        report["shipped"] = shape_figures(records, [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])
+        report["shipped"] = shape_figures(records, [set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in records])
     return report
 
 
@@ -376,10 +377,10 @@ def relevance_cv(records: Sequence[Mapping[str, Any]], chosen: list[str]) -> lis
         train = [r for r, f in zip(records, assignment) if f != fold]
         if not train:
             continue
-        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen, relevance.select_units, row_weights=source_weights(train))
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], chosen, judge_units.select_units, row_weights=source_weights(train))
         for index, (r, f) in enumerate(zip(records, assignment)):
             if f == fold:
-                selections[index] = set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5))
+                selections[index] = set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5))
     return selections
 
 
@@ -471,7 +472,7 @@ def build_parser(description: str | None = __doc__) -> argparse.ArgumentParser:
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--judged-contexts", type=int, help="context_relevance's judged_contexts option (default: the metric's); 0 reads every context")
-    parser.add_argument("--choice-passages", type=int, help="how many contexts context_relevance asks the judge to pick a sentence of (default: relevance.CHOICE_PASSAGES)")
+    parser.add_argument("--choice-passages", type=int, help="how many contexts context_relevance asks the judge to pick a sentence of (default: judge_units.CHOICE_PASSAGES)")
     parser.add_argument("--recall-chunks", type=int, help="context_recall's chunks option (default: the metric's)")
     parser.add_argument("--next-chunk-coverage", type=float, help="context_recall reads a chunk after the best only when one of its sentences holds this share of the statement's words (default: recall.NEXT_CHUNK_COVERAGE; 0 reads it always)")
     parser.add_argument("--combination", default=",".join(ATTRIBUTION_FEATURES), help="comma-separated features of the statement-verdict combination to fit (default: the shipped ones)")
@@ -489,7 +490,7 @@ def measure(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[s
     if args.judged_contexts is not None:
         RELEVANCE_OPTIONS["judged_contexts"] = args.judged_contexts
     if args.choice_passages is not None:
-        relevance.CHOICE_PASSAGES = args.choice_passages
+        judge_units.CHOICE_PASSAGES = args.choice_passages
     if args.recall_chunks is not None:
         RECALL_OPTIONS["chunks"] = args.recall_chunks
     if args.next_chunk_coverage is not None:

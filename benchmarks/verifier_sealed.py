@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.fitting import balanced_accuracy
-from localeval.metrics.recall import verified_windows
+from localeval.graders.verifier import verified_windows
 from localeval.text import split_sentences
 from localeval.verifier import Verifier
 

@@ -7,12 +7,12 @@ selection threshold chosen for F1 plus a weight on saying "insufficient informat
 nothing answers; per shape it prints F1 or the "insufficient" share.
 
 With --unread-verdict N it prints the value context_relevance gives a passage the judge does not
-read (relevance.UNREAD_VERDICT): the median of the judge's log-odds on the paragraphs of N HotpotQA
+read (judge_units.UNREAD_VERDICT): the median of the judge's log-odds on the paragraphs of N HotpotQA
 questions ranked after the fourth by how much of the question they mention (the model is loaded
 for the verdicts not cached yet).
 
 With --verdict-caps it prints the shipped features with the passage verdict weighed up to each
-cap in turn (relevance.VERDICT_CAP; 1e9: in full), refitted and cross-validated, and the
+cap in turn (judge_units.VERDICT_CAP; 1e9: in full), refitted and cross-validated, and the
 hand-written cases right under each rule.
 
 With --judged-contexts it prints the cost/accuracy curve instead: the shipped features with the
@@ -58,8 +58,9 @@ from judge_cache import CACHE, CachedJudge  # noqa: E402
 from labelled_rows import parse_limits, same_sentence  # noqa: E402
 
 from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
+from localeval.graders import judge_units  # noqa: E402
+from localeval.judge.reading import UsageTally  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
-from localeval.metrics.judging import UsageTally  # noqa: E402
 from localeval.metrics.relevance import FEATURES  # noqa: E402
 from localeval.models import resolve_model  # noqa: E402
 from localeval.samples import Sample  # noqa: E402
@@ -91,8 +92,8 @@ def _no_model() -> None:
 
 def plain_right(records: list[dict], plain: list[dict], features: list[str], weight: float) -> int:
     """Hand-written cases (never fitted on) whose selection is exactly right, under the rule fitted on all `records`."""
-    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, weight, accuracy.source_weights(records))
-    return sum(set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) == set(r["gold"]) for r in plain)
+    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, judge_units.select_units, weight, accuracy.source_weights(records))
+    return sum(set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5)) == set(r["gold"]) for r in plain)
 
 
 def figures(records: list[dict], features: list[str], weight: float) -> str:
@@ -100,10 +101,10 @@ def figures(records: list[dict], features: list[str], weight: float) -> str:
     selections: list[set[int]] = [set() for _ in records]
     for fold in range(FOLDS):
         train = [r for r, f in zip(records, folds) if f != fold]
-        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, relevance.select_units, weight, accuracy.source_weights(train))
+        model = fit_selection([r["features"] for r in train], [set(r["gold"]) for r in train], features, judge_units.select_units, weight, accuracy.source_weights(train))
         for index, (r, f) in enumerate(zip(records, folds)):
             if f == fold:
-                selections[index] = set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5))
+                selections[index] = set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5))
     cells, values = [], []
     for shape in accuracy.RELEVANCE_SHAPES:
         picked = [(s, set(r["gold"])) for s, r in zip(selections, records) if r["shape"] == shape]
@@ -125,22 +126,21 @@ def unread_verdict(judge: CachedJudge, questions: int) -> None:
     """The median and quartiles of the judge's log-odds on low-ranked paragraphs, split by whether
     a gold paragraph of the question is among them (on 30 dev questions, 18 of them)."""
     rows = accuracy.read("relevance_dev.jsonl", questions)
-    metric = accuracy.relevance_metric()  # its own passage prompts, so the verdicts are those a run reads
     values: dict[bool, list[float]] = {True: [], False: []}
     for row in rows:
         contexts = row["retrieved_contexts"]
         units = relevance._units(Sample(user_input=row["user_input"], retrieved_contexts=contexts), "sentence", "en")
-        _, passage_overlap, _ = relevance._question_overlap(row["user_input"], units, len(contexts), "en")
+        _, passage_overlap, _ = judge_units._question_overlap(row["user_input"], units, len(contexts), "en")
         ranked = sorted(range(len(contexts)), key=lambda p: (-passage_overlap[p], p))[UNREAD_RANK:]
         gold = {u.passage for u in units if any(same_sentence(u.text, g) for g in row["gold_sentences"])}
-        low, _, _ = metric._judge_passages([contexts[p] for p in ranked], judge, row["user_input"], UsageTally())
+        low, _, _ = judge_units._judge_passages(judge, [contexts[p] for p in ranked], row["user_input"], "en", None, UsageTally())  # the passage prompts a run reads
         values[bool(gold & set(ranked))] += low
     for has_gold, found in values.items():
         if found:
             quartiles = statistics.quantiles(found, n=4)
             print(f"paragraphs ranked after {UNREAD_RANK}, {'with' if has_gold else 'without'} a gold one among them: n {len(found)}, median log-odds {statistics.median(found):.2f} (quartiles {quartiles[0]:.2f}, {quartiles[2]:.2f})")
     every = values[True] + values[False]
-    print(f"all of them: n {len(every)}, median {statistics.median(every):.2f}: relevance.UNREAD_VERDICT")
+    print(f"all of them: n {len(every)}, median {statistics.median(every):.2f}: judge_units.UNREAD_VERDICT")
 
 
 def _paragraphs(units: list[dict]) -> list[range]:
@@ -160,7 +160,7 @@ def oracle_verdicts(records: list[dict]) -> None:
         for record in (r for r in records if r["shape"] == shape):
             for paragraph in _paragraphs(record["features"]):
                 value = record["features"][paragraph[0]]["judge_passage"]
-                if value != relevance.UNREAD_VERDICT:
+                if value != judge_units.UNREAD_VERDICT:
                     (gold_values if set(paragraph) & set(record["gold"]) else other_values).append(value)
         print(f"[{shape}] the judge's verdict on the paragraphs it reads: AUC {_auc(gold_values, other_values):.3f} ({len(gold_values)} gold, {len(other_values)} others)")
     ten = [r for r in records if r["shape"] == "10"]
@@ -170,7 +170,7 @@ def oracle_verdicts(records: list[dict]) -> None:
         paragraphs = _paragraphs(units)
         is_gold = [bool(set(paragraph) & gold) for paragraph in paragraphs]
         gold_paragraphs += sum(is_gold)
-        unread += sum(g and units[paragraph[0]]["judge_passage"] == relevance.UNREAD_VERDICT for g, paragraph in zip(is_gold, paragraphs))
+        unread += sum(g and units[paragraph[0]]["judge_passage"] == judge_units.UNREAD_VERDICT for g, paragraph in zip(is_gold, paragraphs))
         gold_openings += sum(units[i]["opens_passage"] == 1.0 for i in gold)
         ranked = sorted(range(len(paragraphs)), key=lambda k: (-units[paragraphs[k][0]]["passage_overlap"], k))
         rest = sorted(ranked[2:], key=lambda k: (-units[paragraphs[k][0]]["bridge"], -units[paragraphs[k][0]]["passage_overlap"], k))
@@ -185,7 +185,7 @@ def oracle_verdicts(records: list[dict]) -> None:
         for record in perfect:
             for paragraph in _paragraphs(record["features"]):
                 for i in paragraph:
-                    if unread_too or record["features"][i]["judge_passage"] != relevance.UNREAD_VERDICT:
+                    if unread_too or record["features"][i]["judge_passage"] != judge_units.UNREAD_VERDICT:
                         record["features"][i]["judge_passage"] = 1.0 if set(paragraph) & set(record["gold"]) else -1.0
         name = "perfect verdicts, every paragraph" if unread_too else "perfect verdicts, paragraphs read"
         print(f"{name:<36} {figures(perfect, accuracy.RELEVANCE_FEATURES, UNANSWERABLE_WEIGHT)}", flush=True)
@@ -193,8 +193,8 @@ def oracle_verdicts(records: list[dict]) -> None:
 
 def held_out(records: list[dict], held: list[dict], features: list[str]) -> str:
     """The rule fitted on all dev `records`, applied to the `held` rows: F1 or "insufficient" per shape."""
-    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
-    selections = [set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in held]
+    model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, judge_units.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
+    selections = [set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5)) for r in held]
     shapes = accuracy.shape_figures(held, selections)
     values = {shape: figure["insufficient"] if "without" in shape else figure["f1"] for shape, figure in shapes.items()}
     return "   ".join(f"[{shape}] {value:.3f}" for shape, value in values.items()) + f"   mean {statistics.fmean(values.values()):.3f}"
@@ -204,7 +204,7 @@ def _answer_rule(rule: str) -> Callable[[Sequence[float], Sequence[Mapping[str, 
     """context_relevance's selection with the judge's answer joined another way (see ANSWER_RULES)."""
 
     def select(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
-        selected = set(relevance.above_threshold(probabilities, features, threshold))
+        selected = set(judge_units.above_threshold(probabilities, features, threshold))
         holders = [i for i, f in enumerate(features) if f["judge_answer"] > 0]
         if holders and (selected or rule == "first holder, always"):
             if rule == "every holder joins a selection":
@@ -227,15 +227,15 @@ def answer_rules(judge: CachedJudge, limit: Any) -> None:
     `--shift 1` rows) and the hand-written cases wrong."""
     records, plain = dev_records(judge, limit), accuracy.plain_relevance_records(judge)
     held = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 1) + accuracy.squad_rows(judge, limit("squad", limit("*")), 1)
-    shipped = relevance.select_units
+    shipped = judge_units.select_units
     features = accuracy.RELEVANCE_FEATURES
     for rule in ANSWER_RULES:
-        relevance.select_units = shipped if rule == "shipped" else _answer_rule(rule)
-        model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, relevance.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
-        wrong = [r["group"] for r in plain if set(relevance.select_units(model.probabilities(r["features"]), r["features"], 0.5)) != set(r["gold"])]
+        judge_units.select_units = shipped if rule == "shipped" else _answer_rule(rule)
+        model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, judge_units.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
+        wrong = [r["group"] for r in plain if set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5)) != set(r["gold"])]
         print(f"{rule}\n  cross-validated {figures(records, features, UNANSWERABLE_WEIGHT)}\n  held out        {held_out(records, held, features)}\n"
               f"  plain cases wrong: {', '.join(wrong) or 'none'}", flush=True)
-    relevance.select_units = shipped
+    judge_units.select_units = shipped
 
 
 def cached_judge() -> CachedJudge:
@@ -253,8 +253,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=parse_limits, default={"relevance": 30, "squad": 40}, help="as accuracy.py's: relevance=N,squad=N (0 leaves a source out)")
     parser.add_argument("--weights", default="0.1,0.25", help="weights of 'insufficient' where nothing answers, comma-separated")
-    parser.add_argument("--unread-verdict", type=int, help="measure relevance.UNREAD_VERDICT on this many HotpotQA questions (loads the model for verdicts not cached)")
-    parser.add_argument("--verdict-caps", help="comma-separated caps on the passage verdict's log-odds to compare (relevance.VERDICT_CAP)")
+    parser.add_argument("--unread-verdict", type=int, help="measure judge_units.UNREAD_VERDICT on this many HotpotQA questions (loads the model for verdicts not cached)")
+    parser.add_argument("--verdict-caps", help="comma-separated caps on the passage verdict's log-odds to compare (judge_units.VERDICT_CAP)")
     parser.add_argument("--oracle-verdicts", action="store_true", help="what a perfect passage verdict would give (see above)")
     parser.add_argument("--answer-rules", action="store_true", help="the sentence holding the judge's answer: the shipped rule against its variants")
     parser.add_argument("--judged-contexts", help="comma-separated: the cost/accuracy curve over context_relevance's judged_contexts (0 = all)")
@@ -272,7 +272,7 @@ def main() -> None:
         return
     if args.verdict_caps:
         for cap in (float(c) for c in args.verdict_caps.split(",")):
-            relevance.VERDICT_CAP = cap
+            judge_units.VERDICT_CAP = cap
             records, plain = dev_records(judge, args.limit.get), accuracy.plain_relevance_records(judge)
             for weight in (float(w) for w in args.weights.split(",")):
                 print(f"verdict cap {cap:<6g} weight {weight:<5} {figures(records, accuracy.RELEVANCE_FEATURES, weight)}   "

@@ -27,6 +27,7 @@ import numpy as np
 from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
 from localeval.errors import JudgeError, LocalevalError
 from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
+from localeval.graders import judge_units
 from localeval.io import input_name
 from localeval.judge import Judge
 from localeval.labels import LeftOut, read_labels, required_sentences
@@ -97,7 +98,7 @@ def fit_attribution(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, di
     if len(labels) < MIN_ROWS or len(set(labels)) < 2:
         raise LocalevalError(f"attribution needs at least {MIN_ROWS} labelled statements of both labels; got {len(labels)} ({sum(labels)} attributable)")
     weights = balancing_weights(labels, ["attribution"] * len(labels))
-    names = list(recall.FEATURES)
+    names = list(recall.ContextRecall.calibration_features)
 
     def fitted(train: list[int]) -> Callable[[list[int]], list[float]]:
         model = fit_logistic([features[i] for i in train], [labels[i] for i in train], [weights[i] for i in train], names)
@@ -131,18 +132,18 @@ def fit_relevance(rows: LabelledRows, shipped: LogisticModel) -> tuple[Fit, dict
     if chosen in (0, units):
         every = "no sentence is" if not chosen else "every sentence is"
         raise LocalevalError(f"relevance: {every} labelled required in all {len(questions)} questions, so nothing tells required sentences from others; label questions of both kinds")
-    names = list(relevance.FEATURES)
+    names = list(relevance.ContextRelevance.calibration_features)
 
     def fitted(train: list[int]) -> Callable[[list[int]], list[set[int]]]:
-        model = fit_selection([questions[i] for i in train], [required[i] for i in train], names, relevance.select_units)
-        return lambda test: [set(relevance.select_units(model.probabilities(questions[i]).tolist(), questions[i], 0.5)) for i in test]
+        model = fit_selection([questions[i] for i in train], [required[i] for i in train], names, judge_units.select_units)
+        return lambda test: [set(judge_units.select_units(model.probabilities(questions[i]).tolist(), questions[i], 0.5)) for i in test]
 
     figures = {
         "rows": len(questions),
         "fitted": _selection_figures(_out_of_fold(len(questions), fitted), required),
-        "shipped": _selection_figures([set(relevance.select_units([shipped.probability(f) for f in q], q, 0.5)) for q in questions], required),
+        "shipped": _selection_figures([set(judge_units.select_units([shipped.probability(f) for f in q], q, 0.5)) for q in questions], required),
     }
-    return fit_selection(questions, required, names, relevance.select_units), figures
+    return fit_selection(questions, required, names, judge_units.select_units), figures
 
 
 # The tables calibrate fits, each from the rows that label it: (whether the rows hold any, the fit).

@@ -28,10 +28,10 @@ from pydantic import BaseModel
 
 from localeval import evaluate
 from localeval.errors import JudgeError
+from localeval.graders.judge_units import ShortAnswer
 from localeval.judge import Judge, Message, T, Usage, load_judge
 from localeval.judge.prompts import ATTRIBUTION_USER, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
 from localeval.metrics import create_metric
-from localeval.metrics.relevance import ShortAnswer
 from localeval.reports import explain, score_text
 from localeval.results import Outcome, ResultRow
 from localeval.runner import SampleLike

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from localeval import evaluate
+from localeval.graders import judge_units
 from localeval.metrics import create_metric, recall, relevance
 from localeval.metrics.recall import DEFAULT_CALIBRATION
 from localeval.samples import Sample
@@ -260,7 +261,7 @@ def test_the_rule_weighs_the_passage_verdict_up_to_its_cap_and_asks_about_the_su
     sample = Sample(user_input="Who founded Acme?", retrieved_contexts=["Acme sells anvils.", "Acme was founded by Ada Smith."])
     judge = ScriptedJudge(lambda m: 0.999 if "Ada" in asked_paragraph(m) else 0.9, lambda m, schema: {"answer": "Ada Smith"}, calibration=CERTAIN)
     score = rule("context_relevance").score_batch([sample], judge)[0]
-    assert [f["judge_passage"] for f in score.details["features"]] == [relevance.VERDICT_CAP, relevance.VERDICT_CAP]
+    assert [f["judge_passage"] for f in score.details["features"]] == [judge_units.VERDICT_CAP, judge_units.VERDICT_CAP]
     assert score.details["answer"] == "Ada Smith" and "Ada Smith" in judge.calls[2][-1]["content"]
 
 
@@ -346,7 +347,7 @@ def test_the_judge_reads_only_the_contexts_that_mention_most_of_the_question():
     assert read == [passages[0], passages[2], passages[4]]  # the default judged_contexts: 3, in their order
     assert score.details["unread_contexts"] == [1, 3]
     unread_features = [f for f, u in zip(score.details["features"], [0, 1, 2, 3, 4]) if u in (1, 3)]
-    assert all(f["judge_passage"] == relevance.UNREAD_VERDICT for f in unread_features)
+    assert all(f["judge_passage"] == judge_units.UNREAD_VERDICT for f in unread_features)
 
 
 def test_the_judge_picks_among_the_most_needed_paragraphs_sentences_nine_at_a_time():
@@ -386,7 +387,8 @@ def test_sentences_split_in_threads_are_each_texts_own():
 
 def test_a_question_that_names_the_subject_does_not_need_the_sentence_introducing_it():
     from localeval.evidence import content_words
-    from localeval.metrics.relevance import _focus_overlap, _subject_asked, _subject_words, _units
+    from localeval.graders.judge_units import _focus_overlap, _subject_asked, _subject_words
+    from localeval.metrics.relevance import _units
 
     def subject_asked(question, opening):
         return _subject_asked(set(content_words(question)), _subject_words(opening, "en"))
@@ -406,7 +408,8 @@ def test_an_answer_that_names_the_subject_itself_does_not_need_the_opening():
     unit the judge points to names it too; an answer that leans on the opening ("It ...", "The
     new season's ...") leaves it 0, as HotpotQA's labels count that opening as required."""
     from localeval.evidence import content_words
-    from localeval.metrics.relevance import _answer_stands_alone, _subject_asked, _subject_words, _units
+    from localeval.graders.judge_units import _answer_stands_alone, _subject_asked, _subject_words
+    from localeval.metrics.relevance import _units
 
     def alone(question: str, context: str, answering: int) -> list[float]:
         units = _units(Sample(user_input=question, retrieved_contexts=[context]), "sentence", "en")

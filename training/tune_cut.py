@@ -84,7 +84,7 @@ def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[fl
     validation claims whose evidence sits among DISTRACTORS sentences of other claims' evidence
     (other groups), in a seeded order: how the verifier reads a document, not a single sentence.
     The best of several windows runs higher than one pair's logit, so the cut is chosen here."""
-    from localeval.metrics.recall import verified_windows
+    from localeval.graders.verifier import verified_windows
 
     rows = [r for r in map(json.loads, rows_path.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation" and r["task"] == "attribution"]
     rng = random.Random(SEED)

@@ -32,8 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from localeval.judge import Judge
 from localeval.judge.prompts import questions_messages
+from localeval.judge.reading import UsageTally
 from localeval.metrics.base import Metric, Score, shorten
-from localeval.metrics.judging import UsageTally
 from localeval.samples import Sample
 
 QUESTION_CHARS = 150  # a generated question is cut off by the grammar here

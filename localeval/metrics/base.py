@@ -111,15 +111,9 @@ class Metric(Generic[P]):
         metric's features); checked before the first sample, so a bad table never stops a run midway."""
 
     def describe_params(self) -> dict[str, Any]:
-        """The options as they were set, recorded with the results for reproducibility; with the
-        verifier on (a metric's `verifier` option), its file and SHA-256, so that a resume with
-        another verifier is refused."""
-        described = self.params.model_dump()
-        if getattr(self.params, "verifier", False) is True:
-            from localeval.verifier import load_verifier
-
-            described["verifier_file"] = load_verifier().describe()
-        return described
+        """The options as they were set, recorded with the results for reproducibility (a judge
+        metric adds what its grader records: localeval.metrics.judging)."""
+        return self.params.model_dump()
 
     @classmethod
     def explain(cls, details: Any) -> str:

@@ -31,11 +31,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from localeval.graders.judge_rule import ATTRIBUTION_CALIBRATION, ATTRIBUTION_FEATURES, ATTRIBUTION_KEY
 from localeval.judge import Judge
+from localeval.judge.reading import UsageTally
 from localeval.metrics.base import MAX_ITEMS, Score, shorten
 from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.judging import JudgeMetric, UsageTally
-from localeval.metrics.recall import CALIBRATION_KEY, DEFAULT_CALIBRATION, FEATURES, ContextRecall, RecallParams, StatementVerdict
+from localeval.metrics.judging import JudgeMetric
+from localeval.metrics.recall import ContextRecall, RecallParams, StatementVerdict
 from localeval.samples import Sample
 
 EPSILON = 1e-8  # ragas' guard in precision and recall's denominators
@@ -111,9 +113,9 @@ class FactualCorrectness(JudgeMetric[FactualParams]):
     description = "F1 (or precision, or recall) of the response's statements supported by the reference and the reference's supported by the response (ragas' counts)."
     required_fields = ("response", "reference")
     by_default = False  # named to run: localeval.metrics.DEFAULT_METRICS says why
-    calibration_key = CALIBRATION_KEY  # its statements are attributed as context_recall's are
-    calibration_features = FEATURES
-    default_calibration = DEFAULT_CALIBRATION
+    calibration_key = ATTRIBUTION_KEY  # its statements are attributed as context_recall's are
+    calibration_features = ATTRIBUTION_FEATURES
+    default_calibration = ATTRIBUTION_CALIBRATION
     Params = FactualParams
     Details = FactualDetails
 

@@ -1,26 +1,28 @@
-"""What the judge metrics share: their options and calibration lookup (JudgeParams, JudgeMetric),
-the context's sentences, chunks that fit, Yes/No log-odds, usage totals."""
+"""What the judge metrics share: their options, calibration lookup and grader (JudgeParams,
+JudgeMetric, GRADERS), and the context's sentences."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import AfterValidator, Field, field_validator
 
 from localeval.calibration import LogisticModel
-from localeval.errors import JudgeError
-from localeval.judge import Judge, Message, Usage
-from localeval.judge.prompts import NO, YES
+from localeval.graders import Grader
+from localeval.graders.judge_rule import JudgeRule
+from localeval.graders.verifier import VerifierGrader
+from localeval.judge import Judge
+from localeval.judge.reading import UsageTally
 from localeval.metrics.base import Metric
 from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.samples import Sample
 from localeval.text import check_language, split_sentences
 
-PROBABILITY_FLOOR = 1e-6  # keeps log-odds finite: no verdict is read as certain
+# The graders a judge metric's options can name (localeval.graders): a new grader is its module
+# and one line here, and `JudgeParams.grader_name` names it from the options.
+GRADERS: dict[str, type[Grader]] = {"judge": JudgeRule, "verifier": VerifierGrader}
 
 
 class JudgeParams(JudgeTaskParams):
@@ -47,6 +49,10 @@ class JudgeParams(JudgeTaskParams):
         for name, text in cls.option_help.items():  # each class holds its own copy of the fields
             cls.model_fields[name].description = text
 
+    def grader_name(self) -> str:
+        """The name of the grader these options choose, in GRADERS."""
+        return "verifier" if self.verifier else "judge"
+
     @field_validator("rubric", mode="before")
     @classmethod
     def _checked_rubric(cls, value: Any) -> Any:
@@ -58,7 +64,8 @@ JP = TypeVar("JP", bound=JudgeParams)
 
 
 class JudgeMetric(Metric[JP]):
-    """A metric the judge decides, or the verifier instead: its calibration table (found by
+    """A metric whose verdicts a grader gives (localeval.graders: the judge rule, or the verifier
+    instead), the one its options name: its calibration table for the judge (found by
     `calibration_key`, with `calibration_features`, else `default_calibration`), checked before
     the first sample, and whether these options call the judge."""
 
@@ -78,10 +85,29 @@ class JudgeMetric(Metric[JP]):
     def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
         self.calibration_for(tables)
 
+    def grader_class(self) -> type[Grader]:
+        return GRADERS[self.params.grader_name()]
+
+    def grader(self, judge: Judge | None) -> Grader:
+        """The grader these options name, for a batch scored with `judge` (None: none loaded)."""
+        calibration = self.calibration_for(judge.calibration) if judge is not None else self.default_calibration
+        return self.grader_class()(judge, calibration, self.params.language, self.params.rubric)
+
     def uses_judge(self) -> bool:
-        """The judge decides unless the verifier does; with `statements=claims` it still writes
-        the claims the verifier then reads."""
-        return not self.params.verifier or getattr(self.params, "statements", None) == "claims"
+        """The judge is loaded when the grader calls it; with `statements=claims` the judge
+        also writes the claims the grader then reads."""
+        return self.grader_class().needs_judge or getattr(self.params, "statements", None) == "claims"
+
+    def describe_params(self) -> dict[str, Any]:
+        """The options, and what the grader records of itself (the verifier's file and SHA-256:
+        a resume with another verifier is refused)."""
+        return {**super().describe_params(), **self.grader_class().recorded()}
+
+    @staticmethod
+    def usage(grader: Grader, tally: UsageTally) -> dict[str, int] | None:
+        """A sample's usage: the judge's calls, whenever the grader calls the judge (none needed
+        is still a count) or the judge wrote the statements; None for a sample no judge read."""
+        return tally.as_dict() if grader.needs_judge or tally.calls else None
 
 
 def context_sentences(sample: Sample, language: str = "en") -> list[str]:
@@ -94,72 +120,3 @@ def context_sentences(sample: Sample, language: str = "en") -> list[str]:
 @lru_cache(maxsize=16)
 def _split_once(text: str, language: str) -> tuple[str, ...]:
     return tuple(split_sentences(text, language))
-
-
-def chunk_sentences(sentences: Sequence[str], count_tokens: Callable[[str], int], budget: int, limit: int) -> list[range]:
-    """Consecutive sentence ranges of at most `budget` tokens each, cut at sentence boundaries
-    (MiniCheck's chunking). A sentence over `budget` is a chunk of its own; one over `limit`
-    (what the model's window leaves) is an error for the sample: it is never truncated."""
-    chunks: list[range] = []
-    start, used = 0, 0
-    for index, sentence in enumerate(sentences):
-        cost = count_tokens(sentence) + 1
-        if cost > limit:
-            raise JudgeError(f"sentence {index + 1} of the context has about {cost} tokens, more than the {limit} the model's window leaves; raise --n-ctx")
-        if index > start and used + cost > budget:
-            chunks.append(range(start, index))
-            start, used = index, 0
-        used += cost
-    if start < len(sentences):
-        chunks.append(range(start, len(sentences)))
-    return chunks
-
-
-def rubric_tokens(judge: Judge, rubric: Rubric | None) -> int:
-    """Tokens a user's rubric adds to every prompt (its text is counted in full, placeholders
-    and all: an over-estimate by a few tokens), so chunks still fit the window."""
-    return judge.count_tokens(rubric.text) if rubric is not None else 0
-
-
-def check_probabilities(probabilities: Sequence[float]) -> None:
-    """A probability that is not a number in [0, 1] (a model whose logits are NaN, a server's
-    NaN) is an error for the sample: clamping it would read NaN as certainty."""
-    if not all(math.isfinite(p) and 0.0 <= p <= 1.0 for p in probabilities):
-        raise JudgeError(f"the judge's verdict probabilities are not numbers in [0, 1] ({list(probabilities)}); its answer cannot be read")
-
-
-def yes_log_odds(judge: Judge, messages: list[Message]) -> tuple[float, Usage]:
-    """log(P(Yes) / P(No)) for the judge's first answer token (checked: check_probabilities)."""
-    (yes, no), usage = judge.choose(messages, "", (YES, NO))
-    check_probabilities([yes, no])
-    yes = min(max(yes, PROBABILITY_FLOOR), 1 - PROBABILITY_FLOOR)
-    return math.log(yes / (1 - yes)), usage
-
-
-@dataclass
-class UsageTally:
-    """Token counts summed over the calls one metric makes for one sample."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    prompt_evaluated: int = 0
-    completion_tokens: int = 0
-    reused: int = 0  # answers another metric of the same sample had already asked for (SharedVerdicts)
-
-    def add(self, usage: Usage) -> None:
-        if usage.reused:
-            self.reused += 1
-            return
-        self.calls += 1
-        self.prompt_tokens += usage.prompt_tokens
-        self.prompt_evaluated += usage.prompt_evaluated
-        self.completion_tokens += usage.completion_tokens
-
-    def as_dict(self) -> dict[str, int]:
-        counts = {
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "prompt_evaluated": self.prompt_evaluated,
-            "completion_tokens": self.completion_tokens,
-        }
-        return {**counts, "reused": self.reused} if self.reused else counts

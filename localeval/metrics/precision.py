@@ -12,15 +12,16 @@ ragas divides by (useful contexts + 1e-10), so its scores fall short of the exac
 most 1e-10 of it (a perfect ranking gives it 0.9999999999); localeval divides by the count, so a
 perfect ranking is 1.0 and meets a threshold of 1.
 
-The verdict is one token, Yes or No, read from the logits (localeval.judge.prompts.USEFULNESS_USER:
-question and answer first, so every context of a sample reuses their cached prefix); a context
-too long for the window is judged in pieces and counts by its best piece. P(useful) is the
-calibration "usefulness" over the judge's log-odds, and a context is useful when P reaches
-`threshold`. The default judge says Yes to almost every paragraph (P(Yes) >= 0.5 for 97% of
-HotpotQA's ten paragraphs, where a quarter hold a supporting fact) but ranks them well (AUC
-0.83): its P(Yes) read as is made almost every context useful. The catalog's table for it is
-fitted on the paragraphs of 8 HotpotQA dev questions (`benchmarks/faithfulness_accuracy.py
---fit-usefulness 8`, the half its figures never score): useful from P(Yes) of about 0.72.
+Each context is decided by the grader the options name (localeval.graders). The judge rule:
+one token, Yes or No, read from the logits (localeval.judge.prompts.USEFULNESS_USER: question
+and answer first, so every context of a sample reuses their cached prefix); a context too long
+for the window is judged in pieces and counts by its best piece. P(useful) is the calibration
+"usefulness" over the judge's log-odds, and a context is useful when P reaches `threshold`. The
+default judge says Yes to almost every paragraph (P(Yes) >= 0.5 for 97% of HotpotQA's ten
+paragraphs, where a quarter hold a supporting fact) but ranks them well (AUC 0.83): its P(Yes)
+read as is made almost every context useful. The catalog's table for it is fitted on the
+paragraphs of 8 HotpotQA dev questions (`benchmarks/faithfulness_accuracy.py --fit-usefulness
+8`, the half its figures never score): useful from P(Yes) of about 0.72.
 
 With `verifier`: no judge; a context is useful when the reference's (or response's) statement
 it best supports is attributed to it by the verifier (context_recall's verifier verdict, the
@@ -30,33 +31,25 @@ it. A sample whose answer is blank scores NaN: there is nothing to arrive at.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from localeval.calibration import LogisticModel
-from localeval.errors import JudgeError
+from localeval.graders import Usefulness
+from localeval.graders.judge_rule import USEFULNESS_CALIBRATION as DEFAULT_CALIBRATION
+from localeval.graders.judge_rule import USEFULNESS_FEATURES as FEATURES
+from localeval.graders.judge_rule import USEFULNESS_KEY as CALIBRATION_KEY
 from localeval.judge import Judge
-from localeval.judge.prompts import USEFULNESS_PLACEHOLDERS, USEFULNESS_REQUIRED, usefulness_messages
+from localeval.judge.prompts import USEFULNESS_PLACEHOLDERS, USEFULNESS_REQUIRED
+from localeval.judge.reading import UsageTally
 from localeval.metrics.base import MAX_ITEMS, Score, ShareOption
-from localeval.metrics.judging import JudgeMetric, JudgeParams, UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
+from localeval.metrics.judging import JudgeMetric, JudgeParams
 from localeval.metrics.ranking import average_precision
-from localeval.metrics.recall import verified_windows
 from localeval.rubric import JudgeTaskParams
 from localeval.samples import Sample
-from localeval.text import split_sentences
-from localeval.verifier import load_verifier
 
-CALIBRATION_KEY = "usefulness"
-FEATURES = ("judge",)
-# For a judge without a fitted table (a GGUF file not in the catalog): round numbers of the
-# default judge's (localeval/catalog.toml): a small judge's Yes is cheap, so a context is useful
-# from P(Yes) of about 0.72; a calibration file's "usefulness" table (intercept, judge) replaces it.
-DEFAULT_CALIBRATION = LogisticModel(intercept=-2.4, weights={"judge": 2.5})
 DEFAULT_THRESHOLD = 0.5
-PROMPT_OVERHEAD = 120  # tokens of instructions and wording around question, answer and paragraph
 
 
 class PrecisionOptions(JudgeTaskParams):
@@ -116,55 +109,22 @@ class ContextPrecision(JudgeMetric[PrecisionParams]):
         answer = (getattr(sample, self.params.against) or "").strip()
         if not answer:
             return Score(value=float("nan"), details={"against": self.params.against, "contexts": [], "blank_answer": True})
-        contexts = list(sample.retrieved_contexts or [])
-        if self.params.verifier:
-            verdicts, usage = self._verified(contexts, answer), None
-        else:
-            assert judge is not None
-            tally = UsageTally()
-            verdicts, usage = self._judged(contexts, sample.user_input or "", answer, judge, tally), tally.as_dict()
+        grader, tally = self.grader(judge), UsageTally()
+        found = grader.useful(sample.user_input or "", answer, list(sample.retrieved_contexts or []), tally, self.params.against)
+        verdicts = [self._verdict(usefulness) for usefulness in found]
         value = average_precision([bool(v["useful"]) for v in verdicts])
-        return Score(value=value, details={"against": self.params.against, "contexts": verdicts}, usage=usage)
+        return Score(value=value, details={"against": self.params.against, "contexts": verdicts}, usage=self.usage(grader, tally))
 
-    def _judged(self, contexts: Sequence[str], question: str, answer: str, judge: Judge, tally: UsageTally) -> list[dict[str, Any]]:
-        """Each context's P(useful) from the judge's log-odds (its best piece's, for a context read
-        in pieces); a blank context is not useful, without a judge call."""
-        params = self.params
-        budget = judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - judge.count_tokens(question) - judge.count_tokens(answer)
-        if budget <= 0:
-            raise JudgeError(f"the instructions, question and {params.against} leave no room for a context in the model's window of {judge.context_size} tokens; raise --n-ctx")
-        model = self.calibration_for(judge.calibration)
-        verdicts = []
-        for context in contexts:
-            sentences = split_sentences(context, params.language)
-            if not sentences:
-                verdicts.append({"useful": 0, "probability": 0.0})
-                continue
-            best = -math.inf
-            for piece in chunk_sentences(sentences, judge.count_tokens, budget, budget):
-                value, usage = yes_log_odds(judge, usefulness_messages(" ".join(sentences[i] for i in piece), question, answer, params.rubric))
-                tally.add(usage)
-                best = max(best, value)
-            probability = model.probability({"judge": best})
-            verdicts.append({"useful": int(probability >= params.threshold), "probability": round(probability, 4), "judge_log_odds": round(best, 4)})
-        return verdicts
-
-    def _verified(self, contexts: Sequence[str], answer: str) -> list[dict[str, Any]]:
-        """Each context's P(useful): the verifier's calibrated attribution probability of the
-        answer's statement it supports best (context_recall's verifier verdict per statement)."""
-        verifier = load_verifier()
-        calibration = verifier.calibration["attribution"]
-        statements = split_sentences(answer, self.params.language)
-        verdicts = []
-        for context in contexts:
-            sentences = split_sentences(context, self.params.language)
-            if not sentences:
-                verdicts.append({"useful": 0, "probability": 0.0})
-                continue
-            logit = max(read.logit for read in verified_windows(verifier, statements, sentences, self.params.language))
-            probability = calibration.probability(logit)
-            verdicts.append({"useful": int(probability >= self.params.threshold), "probability": round(probability, 4), "verifier": round(logit, 4)})
-        return verdicts
+    def _verdict(self, usefulness: Usefulness | None) -> dict[str, Any]:
+        """A context's verdict in the details: useful at the threshold, P(useful) and the grader's
+        reading; a blank context is not useful (nothing was asked)."""
+        if usefulness is None:
+            return {"useful": 0, "probability": 0.0}
+        return {
+            "useful": int(usefulness.probability >= self.params.threshold),
+            "probability": round(usefulness.probability, 4),
+            **{name: round(value, 4) for name, value in usefulness.reading.items()},
+        }
 
     @classmethod
     def explain(cls, details: PrecisionDetails) -> str:

@@ -2,22 +2,12 @@
 
 context_recall (ragas' LLMContextRecall) attributes the reference's statements, faithfulness
 (localeval.metrics.faithfulness, ragas' Faithfulness) the response's; everything below is the
-same for both (AttributedStatements), decided the way the strongest small checkers decide:
-
-1. Evidence first: every context sentence is scored against the statement with
-   signals that need no model (localeval.evidence): content-word coverage,
-   similarity, numbers. They rank the context's chunks and explain the verdict.
-2. Short evidence for the judge: the context is cut into chunks of about
-   CHUNK_TOKENS tokens at sentence boundaries; the judge reads the best chunk by
-   evidence (document first, statement last) and answers Yes or No in one token,
-   read from the logits; only where it says No does it read the next best, up to
-   `chunks`. The statement's judge score is the maximum log-odds over the chunks read.
-3. A calibrated combination: P(attributed) = a logistic model over the judge's
-   log-odds and the evidence features, fitted per judge on the human-labelled dev
-   sets (models/catalog.toml; localeval.calibration). Attributed when P >= threshold.
-4. Reasons that tell the truth: the reason names the evidence (the closest
-   sentences, quoted) and the statement's words the context never mentions; it
-   never claims the context says more than the quoted sentences do.
+same for both (AttributedStatements): each statement is decided by the grader the options name
+(localeval.graders: the judge rule's calibrated combination of its Yes/No log-odds on the best
+chunks with the evidence features, or the verifier's best window), and the reason names the
+evidence: the closest sentences of the deciding chunk or window, quoted, and the statement's
+words the context never mentions; it never claims the context says more than the quoted
+sentences do.
 
 The sample's question never reaches a verdict (localeval.judge.prompts.ATTRIBUTION_USER): a
 statement is supported by the contexts or not, whatever it answered. Only the `claims`
@@ -26,62 +16,30 @@ option's decomposition reads it, to resolve what a statement refers to.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from localeval.calibration import LogisticModel
-from localeval.errors import JudgeError
-from localeval.evidence import StatementEvidence, question_overlap, statement_evidence
+from localeval.evidence import StatementEvidence
+from localeval.graders import Support
+from localeval.graders.judge_rule import ATTRIBUTION_CALIBRATION as DEFAULT_CALIBRATION
+from localeval.graders.judge_rule import ATTRIBUTION_FEATURES as FEATURES
+from localeval.graders.judge_rule import ATTRIBUTION_KEY as CALIBRATION_KEY
 from localeval.judge import Judge
-from localeval.judge.prompts import (
-    ATTRIBUTION_PLACEHOLDERS,
-    ATTRIBUTION_REQUIRED,
-    attribution_messages,
-    claims_messages,
-)
+from localeval.judge.prompts import ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED, claims_messages
+from localeval.judge.reading import UsageTally
 from localeval.metrics.base import MAX_ITEMS, Score, ShareOption, shorten
-from localeval.metrics.judging import JudgeMetric, JudgeParams, UsageTally, chunk_sentences, context_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import JudgeTaskParams, Rubric
+from localeval.metrics.judging import JudgeMetric, JudgeParams, context_sentences
+from localeval.rubric import JudgeTaskParams
 from localeval.samples import Sample
 from localeval.text import split_sentences
-from localeval.verifier import Verifier, load_verifier
-from localeval.verifier.pairs import FIRST_TOKENS
-from localeval.verifier.pieces import split_text
 
-SUPPORTED_GATE = 0.0  # log-odds at which the judge found a statement supported (P(Yes) >= 0.5): no further chunk is read
-# A chunk after the best is read only when one of its sentences holds at least this share of the
-# statement's content words: where none does, the judge hardly ever finds the statement there, and
-# the read only costs. On the dev sets (benchmarks/accuracy.py, docs/HISTORY.md) it keeps
-# every verdict of the shipped calibration and cuts QAGS prompt tokens by a tenth.
-NEXT_CHUNK_COVERAGE = 0.3
-CHUNK_TOKENS = 300  # MiniCheck's chunks are about 400 tokens; shorter ones suit a 1.5B judge
-MESSAGE_MARKERS = 8  # tokens a chat template puts around one message (Qwen's: 5)
-PROMPT_OVERHEAD = 160  # tokens of instructions, topic and statement around a chunk (generous)
 CLAIM_CHARS = 200
 MAX_CLAIMS = 12
 EVIDENCE_SENTENCES = 2  # sentences a reason quotes
 EVIDENCE_COVERAGE = 0.5  # a sentence is evidence when it holds at least this share of the statement's words
-CALIBRATION_KEY = "attribution"
-# The verifier reads a statement against windows of consecutive context sentences that fit its
-# input (it was trained on evidence of a sentence or a few); the statement's score is the best
-# window's (a long statement's, its least supported piece's: verified_windows). Only the WINDOWS
-# windows holding most of the statement's words are read, so the cost per statement is bounded
-# whatever the context's length.
-WINDOWS = 8
-# The combination for a judge without a fitted one (a GGUF file that is not in the
-# catalog): the judge's own log-odds, corrected by how much of the statement the
-# context's closest sentence holds. The weights are round numbers of the fitted
-# models' (models/catalog.toml); a fit for your judge is better
-# (benchmarks/write_catalog.py --model PATH, for a catalog entry).
-# The features every statement gets; a calibration must weigh each of them.
-FEATURES = ("judge", "coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing")
-DEFAULT_CALIBRATION = LogisticModel(
-    intercept=-1.3, weights={"judge": 0.8, "coverage": 0.0, "best_coverage": 1.5, "similarity": 0.0, "number_coverage": 0.0, "entity_coverage": 0.0, "missing": 0.0}
-)
 DEFAULT_THRESHOLD = 0.5  # the calibration is fitted with balanced classes: 0.5 is balanced accuracy's threshold
 
 
@@ -128,134 +86,6 @@ class StatementVerdict(BaseModel):
 class RecallDetails(BaseModel):
     statements: list[StatementVerdict]
     claims_requests: int | None = None  # statements=claims: an answer reached MAX_CLAIMS, so the text was decomposed in parts, in this many requests
-
-
-def _examples_tokens(judge: Judge, rubric: Rubric | None) -> int:
-    """Tokens the worked examples add to every prompt (the turns between the system message and
-    the question; none with a rubric), with each turn's chat markers (generous)."""
-    examples = attribution_messages("", "", rubric)[1:-1]
-    return sum(judge.count_tokens(message["content"]) + MESSAGE_MARKERS for message in examples)
-
-
-class _Coverage:
-    """Share of a statement's words in each context sentence (0 for a sentence with none), so a
-    chunk's best sentence is found by looking at its own sentences: linear in the context, where
-    scanning every match for every chunk grew with its square."""
-
-    def __init__(self, evidence: StatementEvidence, sentences: int) -> None:
-        self.by_sentence = [0.0] * sentences
-        for match in evidence.matches:
-            if 0 <= match.index < sentences:
-                self.by_sentence[match.index] = max(self.by_sentence[match.index], match.coverage)
-
-    def best_in(self, chunk: range) -> float:
-        """Share of the statement's words in the chunk's best sentence: what ranks chunks."""
-        return max((self.by_sentence[i] for i in chunk), default=0.0)
-
-
-# A context sentence longer than the verifier's room is read as overlapping windows (the
-# verifier.pieces module), each sharing about this share of its tokens with the one before, so a
-# fact across a window's edge is whole in one of them.
-LONG_SENTENCE_OVERLAP = 0.25
-
-
-@dataclass(frozen=True)
-class _Unit:
-    """What one window of evidence is made of: a context sentence, or one overlapping part of a
-    sentence too long for the verifier's room."""
-
-    text: str
-    sentence: int  # its sentence's index in the context
-    tokens: int  # its tokens, and one for the space that joins it to the next (a window of one unit needs only its tokens)
-
-
-def _units(sentences: Sequence[str], lengths: Sequence[int], room: int, encode: Callable[[str], list[int]]) -> list[_Unit]:
-    """The context's sentences, each one over `room` tokens (what the verifier's input leaves
-    beside the statement) replaced by its overlapping parts."""
-    units: list[_Unit] = []
-    for index, (sentence, length) in enumerate(zip(sentences, lengths)):
-        if length - 1 <= room:
-            units.append(_Unit(sentence, index, length))
-            continue
-        for part in split_text(sentence, encode, room, overlap=max(1, int(room * LONG_SENTENCE_OVERLAP))):
-            units.append(_Unit(part, index, len(encode(part)) + 1))
-    return units
-
-
-def _windows(units: Sequence[_Unit], budget: int) -> list[range]:
-    """For each unit, the longest run of units from it that fits `budget` tokens (at least the
-    unit itself; never two overlapping parts of one sentence), dropping a run that another one
-    contains."""
-    windows: list[range] = []
-    for start in range(len(units)):
-        end, used = start + 1, units[start].tokens
-        while end < len(units) and used + units[end].tokens <= budget and units[end].sentence != units[end - 1].sentence:
-            used += units[end].tokens
-            end += 1
-        if not windows or end > windows[-1].stop:
-            windows.append(range(start, end))
-    return windows
-
-
-def sentence_windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
-    """For each sentence, the longest run of sentences from it that fits `budget` tokens (at
-    least the sentence itself), dropping a run that another one contains: the windows the
-    verifier reads a context of whole sentences in. Public because training/prepare_split_data.py
-    cuts its training rows' evidence the same way, so the verifier trains on the windows it reads."""
-    return _windows([_Unit(sentence, index, length) for index, (sentence, length) in enumerate(zip(sentences, lengths))], budget)
-
-
-@dataclass(frozen=True)
-class VerifiedStatement:
-    """The verifier's reading of one statement: its logit (the weakest piece's best window's),
-    the context sentences of that window (None for an empty context: the logit is then the
-    verifier's score against nothing), and how many pieces the statement was read in."""
-
-    logit: float
-    window: range | None
-    pieces: int = 1
-
-
-def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], language: str = "en") -> list[VerifiedStatement]:
-    """Each statement read whole against the context's windows. A statement longer than the
-    verifier reads at once (pairs.FIRST_TOKENS) is read in pieces, and is supported only as
-    far as its least supported piece: its logit is the least of its pieces' logits, each piece's
-    the best over its windows. A context sentence longer than a window is read in overlapping
-    parts. Only the WINDOWS windows holding most of the piece's words are read, so the cost per
-    piece is bounded whatever the context's length."""
-    encode = verifier.caching_encode()
-    lengths = [len(encode(sentence)) + 1 for sentence in sentences]
-    budget = verifier.max_tokens["attribution"]
-    units_by_room: dict[int, list[_Unit]] = {}
-    pairs: list[tuple[str, str, str]] = []
-    owners: list[tuple[int, int, range | None]] = []  # statement, piece, window of sentences
-    pieces_of = [split_text(statement, encode, FIRST_TOKENS) for statement in statements]
-    for number, pieces in enumerate(pieces_of):
-        for piece_number, piece in enumerate(pieces):
-            room = budget - len(encode(piece)) - 3
-            if room not in units_by_room:
-                units_by_room[room] = _units(sentences, lengths, room, encode)
-            units = units_by_room[room]
-            coverage = question_overlap(piece, [unit.text for unit in units], language)
-            windows = _windows(units, room)
-            best: list[range | None] = [*sorted(windows, key=lambda w: (-max(coverage[i] for i in w), w.start))[:WINDOWS]]
-            for window in best or [None]:
-                if window is None:
-                    pairs.append((piece, "", ""))
-                    owners.append((number, piece_number, None))
-                else:
-                    pairs.append((piece, " ".join(units[i].text for i in window), ""))
-                    owners.append((number, piece_number, range(units[window.start].sentence, units[window[-1]].sentence + 1)))
-    logits = verifier.logits("attribution", pairs, encode)
-    best_of: dict[tuple[int, int], tuple[float, range | None]] = {}
-    for (number, piece_number, read), logit in zip(owners, logits):
-        if (number, piece_number) not in best_of or logit > best_of[(number, piece_number)][0]:
-            best_of[(number, piece_number)] = (logit, read)
-    results = []
-    for number, pieces in enumerate(pieces_of):
-        weakest, where = min((best_of[(number, p)] for p in range(len(pieces))), key=lambda found: found[0])
-        results.append(VerifiedStatement(weakest, where, len(pieces)))
-    return results
 
 
 @dataclass(frozen=True)
@@ -375,74 +205,12 @@ class AttributedStatements(JudgeMetric[RecallParams]):
         if not statements:
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
-        if params.verifier:
-            return self._score_verified(sample, statements, tally)
-        assert judge is not None
         sentences = context_sentences(sample, params.language)
-        room = (
-            judge.context_size - PROMPT_OVERHEAD - rubric_tokens(judge, params.rubric) - _examples_tokens(judge, params.rubric)
-            - judge.count_tokens(max(statements, key=len))
-        )
-        if room <= 0:
-            raise JudgeError(f"the instructions, worked examples and longest statement leave no room for the context in the model's window of {judge.context_size} tokens; raise --n-ctx")
-        chunks = chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room)
-        evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
-        coverage = [_Coverage(found, len(sentences)) for found in evidence]
-        wanted = [
-            sorted(range(len(chunks)), key=lambda c: (-found.best_in(chunks[c]), c))[: params.chunks] for found in coverage
-        ]
-        log_odds: list[dict[int, float]] = [{} for _ in statements]
-        # Round r reads each statement's r-th best chunk, only for statements the judge has not
-        # found supported yet (SUPPORTED_GATE): a Yes on the best chunk is not overturned by
-        # another chunk (the score is the maximum), so reading on would cost without changing it;
-        # and after the best, only a chunk that mentions enough of the statement (NEXT_CHUNK_COVERAGE).
-        # Within a round, chunk by chunk, so each chunk is evaluated once and every statement
-        # after the first costs only its own tokens (llama.cpp's prefix cache).
-        for round_ in range(params.chunks):
-            pending = [
-                n for n in range(len(statements))
-                if round_ < len(wanted[n]) and max(log_odds[n].values(), default=-math.inf) < SUPPORTED_GATE
-                and (round_ == 0 or coverage[n].best_in(chunks[wanted[n][round_]]) >= NEXT_CHUNK_COVERAGE)
-            ]
-            for chunk_index in sorted({wanted[n][round_] for n in pending}):
-                document = " ".join(sentences[i] for i in chunks[chunk_index])
-                for number in (n for n in pending if wanted[n][round_] == chunk_index):
-                    value, usage = yes_log_odds(judge, attribution_messages(document, statements[number], params.rubric))
-                    log_odds[number][chunk_index] = value
-                    tally.add(usage)
-        model = self.calibration_for(judge.calibration)
-        verdicts = [
-            self._verdict(statement, found, judged, chunks, sentences, model)
-            for statement, found, judged in zip(statements, evidence, log_odds)
-        ]
+        grader = self.grader(judge)
+        answers = grader.supported(statements, sentences, tally, params.chunks)
+        verdicts = [self._verdict(statement, answer, sentences) for statement, answer in zip(statements, answers)]
         attributed = sum(v["attributed"] for v in verdicts)
-        return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict())
-
-    def _score_verified(self, sample: Sample, statements: Sequence[str], tally: UsageTally) -> Score:
-        """Each statement's P(attributed) from the verifier's best window; the reason quotes that
-        window's closest sentences."""
-        verifier = load_verifier()
-        params = self.params
-        sentences = context_sentences(sample, params.language)
-        evidence = [statement_evidence(statement, sentences, params.language) for statement in statements]
-        calibration = verifier.calibration["attribution"]
-        verdicts = []
-        for statement, found, read in zip(statements, evidence, verified_windows(verifier, statements, sentences, params.language)):
-            probability = calibration.probability(read.logit)
-            attributed = probability >= params.threshold
-            verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4),
-                                       "features": {"verifier": round(read.logit, 4), **{k: round(v, 4) for k, v in found.features().items()}}}
-            if read.pieces > 1:
-                verdict["pieces"] = read.pieces
-            if params.reasons:
-                quoted = self._quoted(found, read.window if read.window is not None else range(len(sentences)))
-                verdict["evidence"] = quoted
-                verdict["missing"] = list(found.missing)
-                verdict["reason"] = _reason(attributed, found, quoted, sentences)
-            _note_unmeasured(verdict, found)
-            verdicts.append(verdict)
-        attributed_count = sum(v["attributed"] for v in verdicts)
-        return Score(value=attributed_count / len(verdicts), details={"statements": verdicts}, usage=tally.as_dict() if tally.calls else None)
+        return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=self.usage(grader, tally))
 
     @staticmethod
     def _quoted(evidence: StatementEvidence, scope: range) -> list[int]:
@@ -453,23 +221,23 @@ class AttributedStatements(JudgeMetric[RecallParams]):
             quoted = [evidence.matches[0].index]
         return sorted(quoted)
 
-    def _verdict(
-        self, statement: str, evidence: StatementEvidence, judged: Mapping[int, float], chunks: Sequence[range], sentences: Sequence[str], model: LogisticModel
-    ) -> dict[str, Any]:
-        deciding = max(judged, key=lambda c: (judged[c], -c)) if judged else None
-        features = {**evidence.features(), "judge": judged[deciding] if deciding is not None else 0.0}
-        probability = model.probability(features)
-        attributed = probability >= self.params.threshold
-        verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(probability, 4)}
-        if deciding is not None:
-            verdict["judge_log_odds"] = round(judged[deciding], 4)
-        verdict["features"] = {k: round(v, 4) for k, v in features.items()}
+    def _verdict(self, statement: str, answer: Support, sentences: Sequence[str]) -> dict[str, Any]:
+        """The statement's verdict in the details: P(attributed) at the threshold, the judge's
+        log-odds on the deciding chunk (the judge rule), the features, the pieces a long
+        statement was read in (the verifier), and the reason quoting the deciding chunk or window."""
+        attributed = answer.probability >= self.params.threshold
+        verdict: dict[str, Any] = {"statement": statement, "attributed": int(attributed), "probability": round(answer.probability, 4)}
+        if answer.judge_log_odds is not None:
+            verdict["judge_log_odds"] = round(answer.judge_log_odds, 4)
+        verdict["features"] = {k: round(v, 4) for k, v in answer.features.items()}
+        if answer.pieces > 1:
+            verdict["pieces"] = answer.pieces
         if self.params.reasons:
-            quoted = self._quoted(evidence, chunks[deciding] if deciding is not None else range(len(sentences)))
+            quoted = self._quoted(answer.evidence, answer.scope if answer.scope is not None else range(len(sentences)))
             verdict["evidence"] = quoted
-            verdict["missing"] = list(evidence.missing)
-            verdict["reason"] = _reason(attributed, evidence, quoted, sentences)
-        _note_unmeasured(verdict, evidence)
+            verdict["missing"] = list(answer.evidence.missing)
+            verdict["reason"] = _reason(attributed, answer.evidence, quoted, sentences)
+        _note_unmeasured(verdict, answer.evidence)
         return verdict
 
     @classmethod

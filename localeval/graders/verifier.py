@@ -1,0 +1,212 @@
+"""The verifier: localeval's trained cross-encoder (localeval.verifier) as a grader, under its own
+calibration (the verifier file's, per task).
+
+Is a statement supported by a text? The statement is read against windows of consecutive
+sentences of the text that fit the verifier's input (it was trained on evidence of a sentence
+or a few); its logit is the best window's, and a statement longer than the verifier reads at
+once is read in pieces, supported only as far as its least supported piece (verified_windows).
+Is a unit needed to answer the question? The verifier reads the question, the unit and the
+context it belongs to; the unit's logit plus `passage_weight` times the best logit in its context
+gives P(needed), and the units at or above the threshold are selected. Is a context useful for
+arriving at an answer? Through the answer's statement it supports best: an answer is arrived at
+from a context that states part of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localeval.evidence import question_overlap, statement_evidence
+from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Usefulness
+from localeval.judge.reading import UsageTally
+from localeval.text import split_sentences
+from localeval.verifier import Verifier, load_verifier
+from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
+from localeval.verifier.pieces import split_text
+
+# The verifier reads a statement against windows of consecutive context sentences that fit its
+# input; only the WINDOWS windows holding most of the statement's words are read, so the cost
+# per statement is bounded whatever the context's length.
+WINDOWS = 8
+
+
+# A context sentence longer than the verifier's room is read as overlapping windows (the
+# verifier.pieces module), each sharing about this share of its tokens with the one before, so a
+# fact across a window's edge is whole in one of them.
+LONG_SENTENCE_OVERLAP = 0.25
+
+
+@dataclass(frozen=True)
+class _Part:
+    """What one window of evidence is made of: a context sentence, or one overlapping part of a
+    sentence too long for the verifier's room."""
+
+    text: str
+    sentence: int  # its sentence's index in the context
+    tokens: int  # its tokens, and one for the space that joins it to the next (a window of one unit needs only its tokens)
+
+
+def _parts(sentences: Sequence[str], lengths: Sequence[int], room: int, encode: Callable[[str], list[int]]) -> list[_Part]:
+    """The context's sentences, each one over `room` tokens (what the verifier's input leaves
+    beside the statement) replaced by its overlapping parts."""
+    units: list[_Part] = []
+    for index, (sentence, length) in enumerate(zip(sentences, lengths)):
+        if length - 1 <= room:
+            units.append(_Part(sentence, index, length))
+            continue
+        for part in split_text(sentence, encode, room, overlap=max(1, int(room * LONG_SENTENCE_OVERLAP))):
+            units.append(_Part(part, index, len(encode(part)) + 1))
+    return units
+
+
+def _windows(units: Sequence[_Part], budget: int) -> list[range]:
+    """For each unit, the longest run of units from it that fits `budget` tokens (at least the
+    unit itself; never two overlapping parts of one sentence), dropping a run that another one
+    contains."""
+    windows: list[range] = []
+    for start in range(len(units)):
+        end, used = start + 1, units[start].tokens
+        while end < len(units) and used + units[end].tokens <= budget and units[end].sentence != units[end - 1].sentence:
+            used += units[end].tokens
+            end += 1
+        if not windows or end > windows[-1].stop:
+            windows.append(range(start, end))
+    return windows
+
+
+def sentence_windows(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[range]:
+    """For each sentence, the longest run of sentences from it that fits `budget` tokens (at
+    least the sentence itself), dropping a run that another one contains: the windows the
+    verifier reads a context of whole sentences in. Public because training/prepare_split_data.py
+    cuts its training rows' evidence the same way, so the verifier trains on the windows it reads."""
+    return _windows([_Part(sentence, index, length) for index, (sentence, length) in enumerate(zip(sentences, lengths))], budget)
+
+
+@dataclass(frozen=True)
+class VerifiedStatement:
+    """The verifier's reading of one statement: its logit (the weakest piece's best window's),
+    the context sentences of that window (None for an empty context: the logit is then the
+    verifier's score against nothing), and how many pieces the statement was read in."""
+
+    logit: float
+    window: range | None
+    pieces: int = 1
+
+
+def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], language: str = "en") -> list[VerifiedStatement]:
+    """Each statement read whole against the context's windows. A statement longer than the
+    verifier reads at once (pairs.FIRST_TOKENS) is read in pieces, and is supported only as
+    far as its least supported piece: its logit is the least of its pieces' logits, each piece's
+    the best over its windows. A context sentence longer than a window is read in overlapping
+    parts. Only the WINDOWS windows holding most of the piece's words are read, so the cost per
+    piece is bounded whatever the context's length."""
+    encode = verifier.caching_encode()
+    lengths = [len(encode(sentence)) + 1 for sentence in sentences]
+    budget = verifier.max_tokens["attribution"]
+    parts_by_room: dict[int, list[_Part]] = {}
+    pairs: list[tuple[str, str, str]] = []
+    owners: list[tuple[int, int, range | None]] = []  # statement, piece, window of sentences
+    pieces_of = [split_text(statement, encode, FIRST_TOKENS) for statement in statements]
+    for number, pieces in enumerate(pieces_of):
+        for piece_number, piece in enumerate(pieces):
+            room = budget - len(encode(piece)) - 3
+            if room not in parts_by_room:
+                parts_by_room[room] = _parts(sentences, lengths, room, encode)
+            units = parts_by_room[room]
+            coverage = question_overlap(piece, [unit.text for unit in units], language)
+            windows = _windows(units, room)
+            best: list[range | None] = [*sorted(windows, key=lambda w: (-max(coverage[i] for i in w), w.start))[:WINDOWS]]
+            for window in best or [None]:
+                if window is None:
+                    pairs.append((piece, "", ""))
+                    owners.append((number, piece_number, None))
+                else:
+                    pairs.append((piece, " ".join(units[i].text for i in window), ""))
+                    owners.append((number, piece_number, range(units[window.start].sentence, units[window[-1]].sentence + 1)))
+    logits = verifier.logits("attribution", pairs, encode)
+    best_of: dict[tuple[int, int], tuple[float, range | None]] = {}
+    for (number, piece_number, read), logit in zip(owners, logits):
+        if (number, piece_number) not in best_of or logit > best_of[(number, piece_number)][0]:
+            best_of[(number, piece_number)] = (logit, read)
+    results = []
+    for number, pieces in enumerate(pieces_of):
+        weakest, where = min((best_of[(number, p)] for p in range(len(pieces))), key=lambda found: found[0])
+        results.append(VerifiedStatement(weakest, where, len(pieces)))
+    return results
+
+
+# A unit longer than the verifier reads of it (pairs.SENTENCE_TOKENS) is read as overlapping
+# parts, each sharing this share of its tokens with the one before; its logit is its best part's
+# (a unit is required when some part of it is), so a fact deep in a long sentence is read.
+UNIT_OVERLAP = 0.25
+
+
+def _unit_logits(verifier: Verifier, encode: Callable[[str], list[int]], question: str, units: Sequence[Unit], passages: Sequence[str]) -> tuple[list[float], list[int]]:
+    """Each unit's relevance logit, read whole, and how many parts each was read in."""
+    pairs: list[tuple[str, str, str]] = []
+    owners: list[int] = []
+    parts: list[int] = []
+    for number, unit in enumerate(units):
+        pieces = split_text(unit.text, encode, SENTENCE_TOKENS, overlap=int(SENTENCE_TOKENS * UNIT_OVERLAP))
+        parts.append(len(pieces))
+        for piece in pieces:
+            pairs.append((question, piece, passages[unit.passage]))
+            owners.append(number)
+    logits = [-math.inf] * len(units)
+    for number, value in zip(owners, verifier.logits("relevance", pairs, encode)):
+        logits[number] = max(logits[number], value)
+    return logits, parts
+
+
+class VerifierGrader(Grader):
+    """The trained verifier decides (the module docstring); no judge is called, and the metric's
+    calibration for the judge is not used: the verifier file carries its own."""
+
+    needs_judge = False
+
+    @classmethod
+    def recorded(cls) -> dict[str, Any]:
+        return {"verifier_file": load_verifier().describe()}
+
+    def supported(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int = 2) -> list[Support]:
+        verifier = load_verifier()
+        evidence = [statement_evidence(statement, sentences, self.language) for statement in statements]
+        calibration = verifier.calibration["attribution"]
+        return [
+            Support(calibration.probability(read.logit), {"verifier": read.logit, **found.features()}, found, read.window, pieces=read.pieces)
+            for found, read in zip(evidence, verified_windows(verifier, statements, sentences, self.language))
+        ]
+
+    def needed(self, question: str, units: Sequence[Unit], passages: Sequence[str], tally: UsageTally, judged_contexts: int = 0, whole_contexts: bool = False) -> Needs:
+        verifier = load_verifier()
+        encode = verifier.caching_encode()
+        if len(encode(question)) > FIRST_TOKENS:
+            raise Unanswerable(
+                f"the question has {len(encode(question))} tokens, more than the {FIRST_TOKENS} the verifier reads of it: "
+                "decide context_relevance with the judge (without --verifier), or shorten the question"
+            )
+        logits, parts = _unit_logits(verifier, encode, question, units, passages)
+        calibration = verifier.calibration["relevance"]
+        best: dict[int, float] = {}
+        for u, value in zip(units, logits):
+            best[u.passage] = max(best.get(u.passage, value), value)
+        probabilities = [calibration.probability(v + calibration.passage_weight * best[u.passage]) for u, v in zip(units, logits)]
+        features = [{"verifier": v, "best_in_context": best[u.passage]} for u, v in zip(units, logits)]
+        return Needs(probabilities, features, notes={"unit_parts": parts} if any(count > 1 for count in parts) else {})
+
+    def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
+        verifier = load_verifier()
+        calibration = verifier.calibration["attribution"]
+        statements = split_sentences(answer, self.language)
+        answers: list[Usefulness | None] = []
+        for context in contexts:
+            sentences = split_sentences(context, self.language)
+            if not sentences:
+                answers.append(None)
+                continue
+            logit = max(read.logit for read in verified_windows(verifier, statements, sentences, self.language))
+            answers.append(Usefulness(calibration.probability(logit), {"verifier": logit}))
+        return answers
