@@ -440,3 +440,49 @@ def test_the_opening_features_follow_the_question_and_the_judges_answer():
     features = rule("context_relevance").score_batch([sample.model_copy(update={"user_input": long_question})], judge)[0].details["features"]
     assert short < features[0]["opens_long_question"] <= 1.0
     assert features[0]["answer_stands_alone"] == 0.0  # the question does not name the subject
+
+
+# -- the grader seam ------------------------------------------------------------------
+
+
+def test_a_new_grader_is_one_class_and_every_judge_metric_takes_it(monkeypatch):
+    """The judge metrics receive the grader their options name (localeval.graders) and never ask
+    which one it is: a grader that is neither the judge rule nor the verifier, one class added to
+    GRADERS, decides context_relevance, context_recall, faithfulness, factual_correctness and
+    context_precision with no judge, and its probabilities and evidence reach their details."""
+    from localeval.evidence import statement_evidence
+    from localeval.graders import Grader, Needs, Support, Usefulness
+    from localeval.metrics import judging
+
+    class Alternating(Grader):
+        needs_judge = False
+
+        def supported(self, statements, sentences, tally, chunks=2):
+            return [Support(0.75 if i % 2 == 0 else 0.25, {"alternating": float(i)}, statement_evidence(s, sentences, self.language), None) for i, s in enumerate(statements)]
+
+        def needed(self, question, units, passages, tally, judged_contexts=0, whole_contexts=False):
+            return Needs([0.75 if u.opens_passage else 0.25 for u in units], [{"alternating": 1.0} for _ in units], notes={"unit_parts": [1] * len(units)})
+
+        def useful(self, question, answer, contexts, tally, answer_name="answer"):
+            return [Usefulness(0.75 if i == 0 else 0.25, {"verifier": 0.5}) for i, _ in enumerate(contexts)]
+
+    monkeypatch.setitem(judging.GRADERS, "alternating", Alternating)
+    monkeypatch.setattr(judging.JudgeParams, "grader_name", lambda self: "alternating")
+    sample = SAMPLE.model_copy(update={"response": "Ada Smith founded Acme in 1901. Its logo is blue."})
+
+    def scored(name: str) -> Any:
+        metric = create_metric(name)
+        assert not metric.uses_judge()
+        return metric.score_batch([sample], None)[0]
+
+    recall_score = scored("context_recall")
+    assert recall_score.value == pytest.approx(2 / 3) and recall_score.usage is None
+    assert [v["features"] for v in recall_score.details["statements"]] == [{"alternating": 0.0}, {"alternating": 1.0}, {"alternating": 2.0}]
+    assert "judge_log_odds" not in recall_score.details["statements"][0] and recall_score.details["statements"][0]["reason"].startswith("attributed")
+    assert scored("faithfulness").value == 0.5
+    relevance_score = scored("context_relevance")
+    assert relevance_score.value == 0.5 and relevance_score.details["selected"] == [0, 2] and relevance_score.details["unit_parts"] == [1, 1, 1, 1]
+    precision_score = scored("context_precision")
+    assert precision_score.value == 1.0 and precision_score.details["contexts"][0] == {"useful": 1, "probability": 0.75, "verifier": 0.5}
+    factual = scored("factual_correctness")
+    assert (factual.details["tp"], factual.details["fp"], factual.details["fn"], factual.value) == (1, 1, 1, 0.5)

@@ -97,3 +97,25 @@ def test_a_config_with_options_and_gates_for_an_unselected_plugin_metric_imports
     (tmp_path / "localeval.toml").write_text("[options.no_such_metric]\nwords = 5\n", encoding="utf-8")
     unknown = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
     assert unknown.returncode == 2 and "an option is set for 'no_such_metric', which is no metric" in unknown.stderr
+
+
+def test_the_builtin_metrics_enter_the_registry_the_way_a_plugin_does():
+    """One registry, one way in: the built-ins are registered by `register_metric` (the checks an
+    installed package's metric passes), in registry order; nothing else writes the registry."""
+    import ast
+    from pathlib import Path
+
+    from localeval import metrics
+    from localeval.metrics import BUILTIN, REGISTRY, register_metric
+
+    assert [REGISTRY[cls.name] for cls in BUILTIN] == list(BUILTIN)
+    assert all(register_metric(cls) is cls for cls in BUILTIN)  # each passes a plugin's checks (again: no change)
+    tree = ast.parse(Path(metrics.__file__).read_text(encoding="utf-8"))
+    writers = {
+        function.name
+        for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "REGISTRY" and isinstance(node.ctx, ast.Store)
+    }
+    assert writers == {"register_metric"}
+    assert "REGISTRY: dict[str, type[Metric[Any]]] = {}" in Path(metrics.__file__).read_text(encoding="utf-8")

@@ -1,8 +1,10 @@
 """The metric registry: names, their options, and building a metric from strings.
 
-The built-in metrics, then any metric another installed package declares under the
-entry-point group `localeval.metrics` (`my_metric = my_package.module:MyMetric`, a Metric
-subclass), or that code registers with `register_metric`. A registered metric is a metric like
+One registry, one way in: `register_metric` checks and adds a metric class, whether it is one
+of localeval's own (BUILTIN, registered when this module is imported), one another installed
+package declares under the entry-point group `localeval.metrics` (`my_metric =
+my_package.module:MyMetric`, a Metric subclass; registered by `load_plugins`), or one that code
+registers itself. A registered metric is a metric like
 the built-ins when it is named: `-m NAME`, options in the config file, thresholds, reports and
 the summary; a run that names no metric scores the built-ins only.
 
@@ -60,7 +62,7 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
     AnswerRelevancy,
     FactualCorrectness,
 )
-REGISTRY: dict[str, type[Metric[Any]]] = {m.name: m for m in BUILTIN}
+REGISTRY: dict[str, type[Metric[Any]]] = {}  # name -> class: written by register_metric alone
 # What a run that names no metric scores: every built-in but answer_relevancy (it needs a second
 # model, the embedding model, that the README's one pull does not fetch: a default run must work
 # after it) and factual_correctness (it judges every statement of the response and of the
@@ -92,6 +94,10 @@ def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
         raise ConfigError(f"{cls.__qualname__}: a metric needs a description")
     REGISTRY[name] = cls
     return cls
+
+
+for _builtin in BUILTIN:  # localeval's own metrics, through the same checks as another package's
+    register_metric(_builtin)
 
 
 @cache  # once per process
