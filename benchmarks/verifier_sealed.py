@@ -4,7 +4,7 @@ Run once a candidate is trained and chosen: the sealed rows are for reporting, a
 read here must not send anyone back to change the data, the training or a cut (that would make
 the split one more validation set). Per source: rows, AUC, and balanced accuracy at each file's
 own calibrated cut (pairs as the training rows lay them out); and for the news summaries as
-whole samples, the metric's way (each statement's best window, localeval.metrics.recall), a
+whole samples, the metric's way (each statement's best window, localeval.graders.verifier), a
 summary called factual when every statement is attributed, balanced accuracy against the
 summary's human label. The numpy runtime scores on the CPU: --per-source caps the rows and
 --news the summaries (seeded samples, the same for every file).

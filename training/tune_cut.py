@@ -55,7 +55,7 @@ def unit_logits(verifier: Verifier, samples: list[dict[str, Any]]) -> list[list[
 
 
 def unit_scores(units: list[tuple[float, int]], passage_weight: float) -> list[float]:
-    """localeval.metrics.relevance's rule: a unit's logit plus `passage_weight` times the best
+    """The verifier's context_relevance rule (localeval.graders.verifier): a unit's logit plus `passage_weight` times the best
     logit among its own context's units."""
     best: dict[int, float] = {}
     for value, p in units:
@@ -80,7 +80,7 @@ DISTRACTORS = 6  # evidence sentences of other validation claims around each cla
 
 
 def attribution_in_context(verifier: Verifier, rows_path: Path) -> tuple[list[float], list[int]]:
-    """The metric's statement logits (best of its windows, localeval.metrics.recall) for
+    """The metric's statement logits (best of its windows, localeval.graders.verifier) for
     validation claims whose evidence sits among DISTRACTORS sentences of other claims' evidence
     (other groups), in a seeded order: how the verifier reads a document, not a single sentence.
     The best of several windows runs higher than one pair's logit, so the cut is chosen here."""

@@ -30,7 +30,7 @@ Every unit is scored, then a rule selects:
    whether an opening unit is needed: the question is long (it describes what it asks
    about, and the opening names it), or the question names the subject and the unit the
    judge points to as the answer names it too (the answer stands alone).
-4. A logistic model over those FEATURES (fitted per judge on HotpotQA in five shapes,
+4. A logistic model over those RELEVANCE_FEATURES (fitted per judge on HotpotQA in five shapes,
    with 10, 3 and 1 contexts and with the supporting paragraphs removed, and on SQuAD 2.0
    single paragraphs, alone, among three and with questions they cannot answer, each
    source weighing the same; models/catalog.toml, or a user's file from `localeval

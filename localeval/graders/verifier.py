@@ -52,14 +52,14 @@ class _Part:
 def _parts(sentences: Sequence[str], lengths: Sequence[int], room: int, encode: Callable[[str], list[int]]) -> list[_Part]:
     """The context's sentences, each one over `room` tokens (what the verifier's input leaves
     beside the statement) replaced by its overlapping parts."""
-    units: list[_Part] = []
+    parts: list[_Part] = []
     for index, (sentence, length) in enumerate(zip(sentences, lengths)):
         if length - 1 <= room:
-            units.append(_Part(sentence, index, length))
+            parts.append(_Part(sentence, index, length))
             continue
         for part in split_text(sentence, encode, room, overlap=max(1, int(room * LONG_SENTENCE_OVERLAP))):
-            units.append(_Part(part, index, len(encode(part)) + 1))
-    return units
+            parts.append(_Part(part, index, len(encode(part)) + 1))
+    return parts
 
 
 def _windows(units: Sequence[_Part], budget: int) -> list[range]:
