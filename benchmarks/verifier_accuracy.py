@@ -181,13 +181,15 @@ def fmt(value: Any) -> str:
 def use_verifier_file(path: Path) -> None:
     """Make the metrics read another verifier file: a candidate is measured exactly as the shipped
     one is, by the metric code, without being installed (load_verifier checks the shipped SHA-256)."""
-    from localeval.metrics import precision, recall, relevance
+    from localeval.graders import verifier as grader
     from localeval.verifier import Verifier
 
     candidate = Verifier(str(path), path.read_bytes())
     remember_pairs(candidate)
-    for module in (recall, relevance, precision):
-        module.load_verifier = lambda: candidate  # type: ignore[attr-defined]
+    grader.load_verifier = lambda: candidate  # type: ignore[attr-defined]
+    # The grader is where the metrics load the verifier; a refactor that moves it must fail here, not measure the shipped file.
+    if grader.VerifierGrader.recorded()["verifier_file"] != candidate.describe():
+        raise SystemExit(f"{path}: the metrics did not pick up this verifier file")
 
 
 def remember_pairs(verifier: Any) -> None:
