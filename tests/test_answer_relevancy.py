@@ -138,7 +138,8 @@ def test_one_judge_call_per_sample_that_never_reads_the_question(embedding_model
     assert scores[0] > scores[1]  # the same questions, compared with the question asked
 
 
-def test_the_grammar_asks_for_exactly_strictness_questions_and_a_reason_only_when_noncommittal():
+def test_the_grammar_asks_for_exactly_strictness_questions():
+    """And the flag first; a reason in a noncommittal answer only, where the grammar requires it."""
     schema = questions_schema(5).model_json_schema()
     committal, noncommittal = (schema["$defs"][name]["properties"] for name in ("Committal5", "Noncommittal5"))
     assert committal["questions"]["minItems"] == committal["questions"]["maxItems"] == noncommittal["questions"]["maxItems"] == 5

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
@@ -58,7 +58,7 @@ class Noncommittal(BaseModel):
     reason: str = Field(max_length=REASON_CHARS)
 
 
-class GeneratedQuestions(RootModel[Union[Committal, Noncommittal]]):
+class GeneratedQuestions(RootModel[Committal | Noncommittal]):
     """The judge's answer, one of the two: the grammar holds a reason to noncommittal answers
     (a reason in a committal one, a scripted judge's, is ignored). The fields are in the order
     the judge writes them, the flag first (localeval.judge.prompts says why)."""
@@ -72,7 +72,7 @@ def questions_schema(count: int) -> type[GeneratedQuestions]:
     field: Any = (list[str], Field(min_length=count, max_length=count, json_schema_extra=items))
     committal = create_model(f"Committal{count}", __base__=Committal, questions=field)
     noncommittal = create_model(f"Noncommittal{count}", __base__=Noncommittal, questions=field)
-    root: Any = (Union[committal, noncommittal], ...)
+    root: Any = (committal | noncommittal, ...)
     return create_model(f"GeneratedQuestions{count}", __base__=GeneratedQuestions, root=root)
 
 
