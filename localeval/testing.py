@@ -30,7 +30,7 @@ from localeval import evaluate
 from localeval.errors import JudgeError
 from localeval.graders.judge_units import ShortAnswer
 from localeval.judge import Judge, Message, T, Usage, load_judge
-from localeval.judge.prompts import ATTRIBUTION_USER, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
+from localeval.judge.prompts import ATTRIBUTION_USER, QUESTIONS_SYSTEM, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
 from localeval.metrics import create_metric
 from localeval.reports import explain, score_text
 from localeval.results import Outcome, ResultRow
@@ -53,18 +53,25 @@ PROMPT_KINDS = {
     "relevance": _template_pattern(RELEVANCE_USER),
     "questions": _template_pattern(QUESTIONS_USER),
 }
+# A kind whose instructions are in the system message (answer_relevancy's count): that message
+# must match too, and its placeholders are read from it.
+SYSTEM_KINDS = {"questions": _template_pattern(QUESTIONS_SYSTEM)}
 
 
 def prompt_fields(messages: list[Message]) -> tuple[str, dict[str, str]]:
     """What a judge prompt asks about, for a ScriptedJudge's script: its kind (a PROMPT_KINDS
     key) and the texts filled into it (an attribution prompt's "document" and "statement"...),
-    read from its last message; ("other", {}) for a prompt of another shape (a rubric's, the
-    claims or short-answer requests, the numbered choice)."""
+    read from its last message (and answer_relevancy's count from its system message);
+    ("other", {}) for a prompt of another shape (a rubric's, the claims or short-answer requests,
+    the numbered choice)."""
     text = messages[-1]["content"] if messages else ""
     for kind, pattern in PROMPT_KINDS.items():
         found = pattern.match(text)
-        if found:
-            return kind, {name: value for name, value in found.groupdict().items() if name != "topic"}
+        system = SYSTEM_KINDS.get(kind)
+        head = system.match(messages[0]["content"]) if system else None
+        if found and (head or not system):
+            fields = {**(head.groupdict() if head else {}), **found.groupdict()}
+            return kind, {name: value for name, value in fields.items() if name != "topic"}
     return "other", {}
 
 
@@ -75,7 +82,7 @@ class ScriptedJudge:
     `verdict(messages)` gives the probability of "Yes" for each Yes/No question (a bool is
     certainty; `prompt_fields(messages)` says what is asked); the default says yes to everything. `answer(messages, schema)` gives the
     dict `ask` returns (context_relevance's short answer, the claims option, answer_relevancy's
-    `{"questions": [...], "reason": ..., "noncommittal": 0 or 1}`); the default gives
+    `{"noncommittal": 0 or 1, "questions": [...], "reason": ...}`, the reason read when noncommittal); the default gives
     context_relevance an empty answer (no sentence preferred) and is an error for the others.
     """
 

@@ -139,26 +139,51 @@ def test_one_judge_call_per_sample_that_never_reads_the_question(embedding_model
 
 
 def test_the_grammar_asks_for_exactly_strictness_questions():
+    """And the flag first; a reason in a noncommittal answer only, where the grammar requires it."""
     schema = questions_schema(5).model_json_schema()
-    assert schema["properties"]["questions"]["minItems"] == schema["properties"]["questions"]["maxItems"] == 5
-    assert list(schema["properties"]) == ["questions", "reason", "noncommittal"]
-    assert schema["properties"]["noncommittal"]["enum"] == [0, 1]
+    committal, noncommittal = (schema["$defs"][name]["properties"] for name in ("Committal5", "Noncommittal5"))
+    assert committal["questions"]["minItems"] == committal["questions"]["maxItems"] == noncommittal["questions"]["maxItems"] == 5
+    # The flag first, as the judge writes it (the grammar orders keys alphabetically; pydantic, for a server, as declared).
+    assert list(committal) == ["noncommittal", "questions"] and list(noncommittal) == ["noncommittal", "questions", "reason"]
+    assert (committal["noncommittal"]["const"], noncommittal["noncommittal"]["const"]) == (0, 1)
     with pytest.raises(Exception, match="at least 5"):
-        questions_schema(5).model_validate({"questions": ["a"] * 3, "reason": "", "noncommittal": 0})
-    assert "Write 5 different" in prompt_kind_text(create_metric("answer_relevancy", {"strictness": 5}))
+        questions_schema(5).model_validate({"noncommittal": 0, "questions": ["a"] * 3})
+    with pytest.raises(Exception, match="reason"):
+        questions_schema(5).model_validate({"noncommittal": 1, "questions": ["a"] * 5})
+    assert "write 5 different" in prompt_kind_text(create_metric("answer_relevancy", {"strictness": 5}))
 
 
 def prompt_kind_text(metric: Any) -> str:
     judge = _script(["q"] * 5, 1)
     metric.score_batch([Sample(user_input="q", response="I don't know.")], judge)
     assert prompt_fields(judge.calls[0]) == ("questions", {"response": "I don't know.", "count": "5"})
-    return judge.calls[0][-1]["content"]
+    return judge.calls[0][0]["content"]
+
+
+def test_a_prompt_that_only_looks_like_the_questions_request_is_other():
+    """The request is known by its system message too: a rubric's prompt that opens "Answer: " is not it."""
+    assert prompt_fields([{"role": "system", "content": "Judge it."}, {"role": "user", "content": "Answer: yes"}]) == ("other", {})
+
+
+def test_a_committal_verdict_s_reason_names_the_closest_question_and_a_noncommittal_one_the_judge_s(embedding_model):
+    """The judge writes a reason for a noncommittal response only (its tokens were most of the
+    metric's cost); a committal one's is built from the questions it wrote, and a scripted reason
+    for it is ignored."""
+    sample = {"user_input": "When was the tower completed?", "response": "The tower was completed in 1889 and is 330 metres tall."}
+    committal = evaluate([sample], ["answer_relevancy"], judge=_script(["How tall is the tower?", "When was the tower completed?", ""], 0, reason="ignored")).results[0]
+    details = committal["details"]["answer_relevancy"]
+    similarity = next(q["similarity"] for q in details["questions"] if q["question"] == "When was the tower completed?")
+    assert similarity == 1.0 and details["reason"] == "committal: it answers 'When was the tower completed?', 1.00 similar to the question asked"
+    evasive = evaluate([{**sample, "response": "I cannot say."}], ["answer_relevancy"], judge=_script(["q"] * 3, 1, reason=" It declines. ")).results[0]
+    assert evasive["details"]["answer_relevancy"]["reason"] == "It declines." and evasive["scores"]["answer_relevancy"] == 0.0
+    blank = evaluate([sample], ["answer_relevancy"], judge=_script(["", "", ""], 0)).results[0]["details"]["answer_relevancy"]
+    assert blank["reason"] == "no question could be written from the response"
 
 
 def test_the_real_small_judge_answers_in_the_grammar(small_judge, embedding_model):
     score = create_metric("answer_relevancy").score_batch([Sample(user_input="Which organ produces insulin?", response="Insulin is produced by the pancreas.")], small_judge)[0]
     assert score.error is None and 0.0 <= score.value <= 1.0
-    assert len(score.details["questions"]) == 3 and score.details["noncommittal"] in (0, 1)
+    assert len(score.details["questions"]) == 3 and score.details["noncommittal"] in (0, 1) and score.details["reason"]
     assert score.usage is not None and score.usage["calls"] == 1
     assert AnswerRelevancy.explain_raw(score.details)
 

@@ -187,33 +187,36 @@ def claims_messages(question: str, reference: str) -> list[Message]:
 
 
 # Answer relevancy (ragas' ResponseRelevancy): the judge reads the response alone (never the
-# question: it must not copy it) and writes, in one JSON answer under a grammar, the questions
-# the response answers, a short reason, and whether the response is noncommittal (evasive,
-# vague, or declining to answer). ragas asks its LLM `strictness` times for one question each;
-# one answer with all of them costs one prompt. The reason comes before the flag so the small
-# judge states what the response does before it decides. The worked examples (localeval's own)
-# are the same for every prompt, so llama.cpp evaluates them once per run.
+# question: it must not copy it) and writes, in one JSON answer under a grammar, whether the
+# response is noncommittal (evasive, vague, or declining to answer), then the questions it
+# answers, then, for a noncommittal response only, a short reason. ragas asks its LLM
+# `strictness` times for one question each; one answer with all of them costs one prompt.
+# Cost is the judge's writing, a forward pass per token (forced ones too), and the last message,
+# the only part of the prompt not cached: the instructions are in the system message, which with
+# the worked examples (localeval's own) is the same for every prompt and evaluated once per run,
+# so a prompt's new tokens are the response's; and a committal answer has no reason (the verdict's
+# reason is built from the questions and their similarity, localeval.metrics.answer_relevancy).
+# Measured on the README example (docs/measured.md): 7.8 s a call against 12.8 s with the
+# instructions after the response and a reason in every answer, the flag of every hand-written
+# case unchanged. The flag is written first, as it was then: LlamaJudge's grammar orders an
+# object's keys alphabetically (it sorts the schema's keys), and the answer's fields are in that
+# order for every backend.
 QUESTIONS_SYSTEM = (
-    "You read an answer and write the questions it answers. You also say whether the answer is noncommittal: "
-    "evasive, vague, or declining to answer (such as \"I don't know\" or \"I cannot say\"). Reply with JSON only."
+    "You read an answer and write {count} different short questions that it answers, each understandable on its own. "
+    "First set noncommittal to 1 if the answer is noncommittal (evasive, vague, or declining to answer, such as "
+    "\"I don't know\" or \"I cannot say\"), else 0; for a noncommittal answer, also give a short reason. Reply with JSON only."
 )
-QUESTIONS_USER = (
-    "Answer: {response}\n\n"
-    "Write {count} different short questions that this answer responds to, each understandable on its own. "
-    "Then give a short reason and set noncommittal to 1 if the answer is noncommittal, else 0."
-)
-QUESTIONS_EXAMPLES: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
+QUESTIONS_USER = "Answer: {response}"
+QUESTIONS_EXAMPLES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (  # response, questions, reason if noncommittal
     (
         "The Danube flows for about 2,850 kilometres and empties into the Black Sea.",
         ("Where does the Danube empty?", "Into which sea does the Danube flow?", "How long is the Danube?"),
-        "It states where the Danube ends and how long it is.",
-        0,
+        None,
     ),
     (
         "I'm not sure when the bridge opened; I could not find that information.",
         ("When did the bridge open?", "What year did the bridge open to traffic?", "When was the bridge opened?"),
         "It says it does not know when the bridge opened.",
-        1,
     ),
 )
 
@@ -223,9 +226,10 @@ def questions_messages(response: str, count: int) -> list[Message]:
     prompt whatever question the sample asked."""
     import json
 
-    messages: list[Message] = [{"role": "system", "content": QUESTIONS_SYSTEM}]
-    for example, questions, reason, flag in QUESTIONS_EXAMPLES:
+    messages: list[Message] = [{"role": "system", "content": QUESTIONS_SYSTEM.format(count=count)}]
+    for example, questions, reason in QUESTIONS_EXAMPLES:
         shown = list(questions[:count])  # all three where more are asked: the grammar holds the count
-        messages.append({"role": "user", "content": QUESTIONS_USER.format(response=example, count=count)})
-        messages.append({"role": "assistant", "content": json.dumps({"questions": shown, "reason": reason, "noncommittal": flag})})
-    return [*messages, {"role": "user", "content": QUESTIONS_USER.format(response=response, count=count)}]
+        answer = {"noncommittal": 0, "questions": shown} if reason is None else {"noncommittal": 1, "questions": shown, "reason": reason}
+        messages.append({"role": "user", "content": QUESTIONS_USER.format(response=example)})
+        messages.append({"role": "assistant", "content": json.dumps(answer)})
+    return [*messages, {"role": "user", "content": QUESTIONS_USER.format(response=response)}]

@@ -6,10 +6,12 @@ similarity of their embeddings to the embedding of the user's question, times 0 
 response is noncommittal ("I don't know", "I cannot say"). A response that answers the question
 lets a reader reconstruct the question; an evasive or off-topic one does not.
 
-- The judge writes all `strictness` questions (ragas' default 3), a short reason and the
-  noncommittal flag in one JSON answer under a grammar (localeval.judge.prompts.QUESTIONS_USER):
-  every answer parses, and a sample costs one judge call (ragas asks `strictness` times). It
-  reads the response only, never the question.
+- The judge writes the noncommittal flag, all `strictness` questions (ragas' default 3) and,
+  for a noncommittal response, a short reason, in one JSON answer under a grammar
+  (localeval.judge.prompts.QUESTIONS_SYSTEM): every answer parses, and a sample costs one judge
+  call (ragas asks `strictness` times). It reads the response only, never the question. A
+  committal verdict's reason is built from the questions instead (the one closest to the
+  user's question, and how close): the judge's written tokens are most of the metric's cost.
 - The embeddings are all-MiniLM-L6-v2's (localeval.embedding: the catalog model, pulled and
   checked by SHA-256, run in numpy), one forward pass for the question and the generated ones.
 - Score = mean cosine(question, generated question) x (1 - noncommittal), as ragas 0.4.3's
@@ -28,7 +30,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
 from localeval.judge import Judge
 from localeval.judge.prompts import questions_messages
@@ -41,12 +43,25 @@ REASON_CHARS = 150
 MAX_STRICTNESS = 10
 
 
-class GeneratedQuestions(BaseModel):
-    """The judge's answer: the questions the response answers, why it is (non)committal, and the flag (ragas' 0 or 1)."""
+class Committal(BaseModel):
+    """The judge's answer for a response that answers: the flag (ragas' 0), then the questions."""
 
+    noncommittal: Literal[0]
+    questions: list[str]
+
+
+class Noncommittal(BaseModel):
+    """The judge's answer for an evasive one: the flag (1), the questions, and why it is noncommittal."""
+
+    noncommittal: Literal[1]
     questions: list[str]
     reason: str = Field(max_length=REASON_CHARS)
-    noncommittal: Literal[0, 1]
+
+
+class GeneratedQuestions(RootModel[Committal | Noncommittal]):
+    """The judge's answer, one of the two: the grammar holds a reason to noncommittal answers
+    (a reason in a committal one, a scripted judge's, is ignored). The fields are in the order
+    the judge writes them, the flag first (localeval.judge.prompts says why)."""
 
 
 @cache
@@ -55,7 +70,10 @@ def questions_schema(count: int) -> type[GeneratedQuestions]:
     so the judge builds its grammar once)."""
     items: dict[str, Any] = {"items": {"type": "string", "maxLength": QUESTION_CHARS}}
     field: Any = (list[str], Field(min_length=count, max_length=count, json_schema_extra=items))
-    return create_model(f"GeneratedQuestions{count}", __base__=GeneratedQuestions, questions=field)
+    committal = create_model(f"Committal{count}", __base__=Committal, questions=field)
+    noncommittal = create_model(f"Noncommittal{count}", __base__=Noncommittal, questions=field)
+    root: Any = (committal | noncommittal, ...)
+    return create_model(f"GeneratedQuestions{count}", __base__=GeneratedQuestions, root=root)
 
 
 def answer_tokens(count: int) -> int:
@@ -94,6 +112,16 @@ def cosine_scores(question: Any, generated: Any) -> list[float]:
     return [min(1.0, max(-1.0, float(v))) for v in (generated @ question) / norms]
 
 
+def committal_reason(questions: Sequence[str], similarities: Sequence[float]) -> str:
+    """Why a committal response scores what it does, from what the judge wrote: the question it
+    answers that is closest to the user's (a blank one never), and how close. The judge writes a
+    reason for a noncommittal response only: for the others it would be most of the tokens it
+    writes, and the questions already say what the response answers."""
+    written = [(similarity, question) for question, similarity in zip(questions, similarities) if question]
+    similarity, closest = max(written, key=lambda pair: pair[0])
+    return f"committal: it answers '{shorten(closest)}', {similarity:.2f} similar to the question asked"
+
+
 class AnswerRelevancy(Metric[AnswerRelevancyParams]):
     name = "answer_relevancy"
     description = "Mean cosine similarity of the user's question to questions the judge writes from the response; 0 for a noncommittal response."
@@ -122,16 +150,19 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
         answer, usage = judge.ask(questions_messages(response, count), questions_schema(count), max_tokens=min(answer_tokens(count), judge.context_size // 2))
         tally = UsageTally()
         tally.add(usage)
-        questions = [question.strip() for question in answer.questions]
-        details: dict[str, Any] = {"noncommittal": answer.noncommittal, "reason": answer.reason.strip()}
+        verdict = answer.root
+        questions = [question.strip() for question in verdict.questions]
+        reason = verdict.reason.strip() if isinstance(verdict, Noncommittal) else None
         if all(not question for question in questions):  # ragas: no question generated, no score
-            return Score(value=float("nan"), details={**details, "questions": [{"question": q} for q in questions]}, usage=tally.as_dict())
-        return self._from_questions(sample.user_input or "", questions, answer.noncommittal, details, tally)
+            details = {"noncommittal": verdict.noncommittal, "reason": reason or "no question could be written from the response", "questions": [{"question": q} for q in questions]}
+            return Score(value=float("nan"), details=details, usage=tally.as_dict())
+        return self._from_questions(sample.user_input or "", questions, verdict.noncommittal, reason, tally)
 
     @staticmethod
-    def _from_questions(question: str, questions: Sequence[str], noncommittal: int, details: dict[str, Any], tally: UsageTally | None = None) -> Score:
+    def _from_questions(question: str, questions: Sequence[str], noncommittal: int, reason: str | None, tally: UsageTally) -> Score:
         """The score of the generated questions against the user's question: ragas' mean cosine
-        similarity, 0 when noncommittal or below 0."""
+        similarity, 0 when noncommittal or below 0. A committal verdict's reason is the question
+        closest to the user's and its similarity (`committal_reason`)."""
         from localeval.embedding import load_embedder
 
         vectors = load_embedder().embed([question, *questions])
@@ -139,8 +170,10 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
         mean = sum(similarities) / len(similarities)
         value = 0.0 if noncommittal else max(0.0, mean)
         scored = [{"question": q, "similarity": round(s, 4)} for q, s in zip(questions, similarities)]
-        usage = tally.as_dict() if tally is not None and tally.calls else None
-        return Score(value=value, details={**details, "questions": scored, "mean_similarity": round(mean, 4), "noncommittal": noncommittal}, usage=usage)
+        if reason is None:
+            reason = committal_reason(questions, similarities)
+        details = {"questions": scored, "mean_similarity": round(mean, 4), "noncommittal": noncommittal, "reason": reason}
+        return Score(value=value, details=details, usage=tally.as_dict())
 
     @classmethod
     def explain(cls, details: RelevancyDetails) -> str:
