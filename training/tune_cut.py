@@ -119,6 +119,7 @@ def main() -> None:
     parser.add_argument("--file", type=Path, default=shipped_path())
     parser.add_argument("--rows", type=Path, default=ROOT / "training" / ".cache" / "rows.jsonl", help="prepare_verifier_data.py's rows (their validation split)")
     parser.add_argument("--dry-run", action="store_true", help="print the figures, change nothing")
+    parser.add_argument("--relevance-only", action="store_true", help="choose the relevance rule only; keep the file's attribution cut")
     args = parser.parse_args()
     refuse_sealed(args.samples)
     refuse_sealed(args.rows)
@@ -126,7 +127,8 @@ def main() -> None:
     verifier = Verifier(str(args.file), data)
     samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()]
     units = unit_logits(verifier, samples)
-    pair_cut = verifier.calibration["relevance"].cut
+    stored = json.loads(read_tensors(data)[1]["calibration"])  # a file tuned before keeps its pairwise cut there
+    pair_cut = float(stored["relevance"].get("pair_cut", verifier.calibration["relevance"].cut))
     scored: dict[tuple[float, float], dict[str, float]] = {}
     for weight in PASSAGE_WEIGHTS:
         scores = [unit_scores(u, weight) for u in units]
@@ -145,21 +147,25 @@ def main() -> None:
     weighted = max(scored, key=lambda k: mean[k])
     chosen_weight, best = weighted if mean[weighted] >= mean[plain] + MIN_GAIN else plain
     print(f"chosen: passage weight {chosen_weight}, cut {best:+.2f}")
-    in_context, labels = attribution_in_context(verifier, args.rows)
-    pair_attribution = verifier.calibration["attribution"].cut
-    attribution_cut, attribution_accuracy = balanced_cut(in_context, labels)
-    print(f"attribution in context ({len(labels)} validation claims among {DISTRACTORS} other sentences): pairwise cut {pair_attribution:+.2f}; "
-          f"best cut {attribution_cut:+.2f}, balanced accuracy {attribution_accuracy:.3f}")
-    if args.dry_run:
-        return
     tensors, metadata = read_tensors(data)
     calibration = json.loads(metadata["calibration"])
-    calibration["relevance"]["pair_cut"] = pair_cut
+    if args.relevance_only:
+        attribution_cut, labels = calibration["attribution"]["cut"], []
+        print(f"attribution cut kept: {attribution_cut:+.2f}")
+    else:
+        in_context, labels = attribution_in_context(verifier, args.rows)
+        attribution_cut, attribution_accuracy = balanced_cut(in_context, labels)
+        print(f"attribution in context ({len(labels)} validation claims among {DISTRACTORS} other sentences): "
+              f"pairwise cut {verifier.calibration['attribution'].cut:+.2f}; best cut {attribution_cut:+.2f}, balanced accuracy {attribution_accuracy:.3f}")
+    if args.dry_run:
+        return
+    calibration["relevance"].setdefault("pair_cut", pair_cut)
     calibration["relevance"]["cut"] = best
     calibration["relevance"]["passage_weight"] = chosen_weight
-    calibration["attribution"]["pair_cut"] = pair_attribution
-    calibration["attribution"]["cut"] = attribution_cut
-    calibration["attribution"]["cut_chosen_on"] = f"{len(labels)} validation claims, each among {DISTRACTORS} sentences of other claims' evidence (training/tune_cut.py)"
+    if not args.relevance_only:
+        calibration["attribution"].setdefault("pair_cut", verifier.calibration["attribution"].cut)
+        calibration["attribution"]["cut"] = attribution_cut
+        calibration["attribution"]["cut_chosen_on"] = f"{len(labels)} validation claims, each among {DISTRACTORS} sentences of other claims' evidence (training/tune_cut.py)"
     calibration["relevance"]["cut_chosen_on"] = f"{len({s['group'] for s in samples})} validation questions as {len(samples)} samples (training/tune_cut.py)"
     metadata["calibration"] = json.dumps(calibration)
     written = write_tensors(tensors, metadata)

@@ -37,6 +37,12 @@ WINDOWS = 8
 # verifier.pieces module), each sharing about this share of its tokens with the one before, so a
 # fact across a window's edge is whole in one of them.
 LONG_SENTENCE_OVERLAP = 0.25
+# A statement longer than the verifier reads at once is cut into pieces of at most this many
+# tokens, under FIRST_TOKENS, so a piece holds about one clause: in a piece filled to the
+# budget an invented clause shares its piece with true ones, and the GPU-tuned file reads such
+# a piece as supported (tests/test_long_statements.py's invented tail: logit 2.57 in 64-token
+# pieces, -4.82 in 48-token ones; the true statement's pieces 4.77 / 3.93 either way).
+STATEMENT_PIECE_TOKENS = 48
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ class VerifiedStatement:
 
 def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], language: str = "en") -> list[VerifiedStatement]:
     """Each statement read whole against the context's windows. A statement longer than the
-    verifier reads at once (pairs.FIRST_TOKENS) is read in pieces, and is supported only as
+    verifier reads at once (pairs.FIRST_TOKENS) is read in pieces (STATEMENT_PIECE_TOKENS), and is supported only as
     far as its least supported piece: its logit is the least of its pieces' logits, each piece's
     the best over its windows. A context sentence longer than a window is read in overlapping
     parts. Only the WINDOWS windows holding most of the piece's words are read, so the cost per
@@ -109,7 +115,7 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
     parts_by_room: dict[int, list[_Part]] = {}
     pairs: list[tuple[str, str, str]] = []
     owners: list[tuple[int, int, range | None]] = []  # statement, piece, window of sentences
-    pieces_of = [split_text(statement, encode, FIRST_TOKENS) for statement in statements]
+    pieces_of = [[statement] if len(encode(statement)) <= FIRST_TOKENS else split_text(statement, encode, STATEMENT_PIECE_TOKENS) for statement in statements]
     for number, pieces in enumerate(pieces_of):
         for piece_number, piece in enumerate(pieces):
             room = budget - len(encode(piece)) - 3
@@ -195,7 +201,8 @@ class VerifierGrader(Grader):
             best[u.passage] = max(best.get(u.passage, value), value)
         probabilities = [calibration.probability(v + calibration.passage_weight * best[u.passage]) for u, v in zip(units, logits)]
         features = [{"verifier": v, "best_in_context": best[u.passage]} for u, v in zip(units, logits)]
-        return Needs(probabilities, features, notes={"unit_parts": parts} if any(count > 1 for count in parts) else {})
+        notes = {"unit_parts": parts} if any(count > 1 for count in parts) else {}
+        return Needs(probabilities, features, notes=notes)
 
     def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
         verifier = load_verifier()
