@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from localeval.api import Evaluation, evaluate
+    from localeval.data.results import ResultRow
+    from localeval.data.samples import Sample, parse_sample
     from localeval.errors import ConfigError, InputError, Interrupted, JudgeError, LocalevalError, ModelError
     from localeval.judge import Judge, load_judge
     from localeval.metrics import Score, create_metric, list_metrics
-    from localeval.pipeline import RunOutcome, score_file
-    from localeval.results import ResultRow
-    from localeval.runner import score
-    from localeval.samples import Sample, parse_sample
-    from localeval.settings import RunSettings, build_settings
-    from localeval.summary import Summary
+    from localeval.run.pipeline import RunOutcome, score_file
+    from localeval.run.runner import score
+    from localeval.run.settings import RunSettings, build_settings
+    from localeval.stats.summary import Summary
 
 __version__ = "0.5.0"
 
@@ -45,15 +45,15 @@ _EXPORTS = {
     "Score": "localeval.metrics",
     "create_metric": "localeval.metrics",
     "list_metrics": "localeval.metrics",
-    "RunOutcome": "localeval.pipeline",
-    "score_file": "localeval.pipeline",
-    "ResultRow": "localeval.results",
-    "score": "localeval.runner",
-    "Sample": "localeval.samples",
-    "parse_sample": "localeval.samples",
-    "RunSettings": "localeval.settings",
-    "build_settings": "localeval.settings",
-    "Summary": "localeval.summary",
+    "RunOutcome": "localeval.run.pipeline",
+    "score_file": "localeval.run.pipeline",
+    "ResultRow": "localeval.data.results",
+    "score": "localeval.run.runner",
+    "Sample": "localeval.data.samples",
+    "parse_sample": "localeval.data.samples",
+    "RunSettings": "localeval.run.settings",
+    "build_settings": "localeval.run.settings",
+    "Summary": "localeval.stats.summary",
     "Evaluation": "localeval.api",
     "evaluate": "localeval.api",
 }

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.judge import Judge
-from localeval.runner import MetricLike, SampleLike, resolve_metrics, score
-from localeval.summary import Summary
+from localeval.run.runner import MetricLike, SampleLike, resolve_metrics, score
+from localeval.stats.summary import Summary
 
 
 @dataclass

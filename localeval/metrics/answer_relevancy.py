@@ -10,7 +10,7 @@ lets a reader reconstruct the question; an evasive or off-topic one does not.
   noncommittal flag in one JSON answer under a grammar (localeval.judge.prompts.QUESTIONS_USER):
   every answer parses, and a sample costs one judge call (ragas asks `strictness` times). It
   reads the response only, never the question.
-- The embeddings are all-MiniLM-L6-v2's (localeval.embedding: the catalog model, pulled and
+- The embeddings are all-MiniLM-L6-v2's (localeval.models.embedding: the catalog model, pulled and
   checked by SHA-256, run in numpy), one forward pass for the question and the generated ones.
 - Score = mean cosine(question, generated question) x (1 - noncommittal), as ragas 0.4.3's
   `_calculate_score`: NaN when every generated question is blank. Cosine similarity can be
@@ -30,11 +30,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from localeval.data.samples import Sample
 from localeval.judge import Judge
 from localeval.judge.prompts import questions_messages
 from localeval.judge.reading import UsageTally
 from localeval.metrics.base import Metric, Score, shorten
-from localeval.samples import Sample
 
 QUESTION_CHARS = 150  # a generated question is cut off by the grammar here
 REASON_CHARS = 150
@@ -106,7 +106,7 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
     def describe_params(self) -> dict[str, Any]:
         """The options, and the embedding model's SHA-256 (loaded here, so a missing model stops a
         run before its first sample)."""
-        from localeval.embedding import load_embedder
+        from localeval.models.embedding import load_embedder
 
         return {**super().describe_params(), "embedding_model": load_embedder().describe()}
 
@@ -132,7 +132,7 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
     def _from_questions(question: str, questions: Sequence[str], noncommittal: int, details: dict[str, Any], tally: UsageTally | None = None) -> Score:
         """The score of the generated questions against the user's question: ragas' mean cosine
         similarity, 0 when noncommittal or below 0."""
-        from localeval.embedding import load_embedder
+        from localeval.models.embedding import load_embedder
 
         vectors = load_embedder().embed([question, *questions])
         similarities = cosine_scores(vectors[0], vectors[1:])
