@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from localeval import evaluate
+from localeval.api import evaluate
 from localeval.data.results import Outcome, ResultRow
 from localeval.errors import JudgeError
 from localeval.graders.judge_units import ShortAnswer

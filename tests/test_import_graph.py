@@ -160,3 +160,19 @@ def test_a_run_of_the_id_metric_never_imports_numpy(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_public_names_resolve_and_load_nothing_until_used():
+    import subprocess
+    import sys
+
+    import localeval
+
+    assert localeval.__all__ == sorted(set(localeval.__all__))
+    for name in localeval.__all__:
+        assert getattr(localeval, name).__module__.startswith("localeval.")
+    assert {"evaluate", "score_file"} <= set(localeval.__all__) and "score" not in localeval.__all__  # one entry point for samples, one for files
+    code = "import sys, localeval\nprint(sorted(m for m in sys.modules if m.startswith('localeval')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['localeval']"
