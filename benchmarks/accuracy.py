@@ -61,8 +61,7 @@ from labelled_rows import (
 )
 
 from localeval import evaluate
-from localeval.errors import JudgeError
-from localeval.fitting import (
+from localeval.calibration.fitting import (
     FOLDS,
     Fit,
     auc,
@@ -74,6 +73,8 @@ from localeval.fitting import (
     folds_by_group,
     selection_f1,
 )
+from localeval.data.samples import Sample
+from localeval.errors import JudgeError
 from localeval.graders import judge_units
 from localeval.judge import load_judge
 from localeval.metrics import create_metric
@@ -82,8 +83,7 @@ from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
 from localeval.metrics.recall import FEATURES as ATTRIBUTION_METRIC_FEATURES
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
 from localeval.metrics.relevance import FEATURES as RELEVANCE_METRIC_FEATURES
-from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
-from localeval.samples import Sample
+from localeval.models.store import CATALOG, DEFAULT_MODEL, resolve_model
 
 # The features of each combination. Few on purpose: a held-out split of the same
 # sources checks that they generalise.

@@ -48,7 +48,7 @@ def read(path: Path) -> list[dict[str, Any]]:
 
 
 def order(judge: Any, path: Path) -> dict[str, Any]:
-    from localeval import score
+    from localeval.run.runner import score
 
     rows = read(path)
     samples = [{k: v for k, v in row.items() if k not in ("group", "kind")} for row in rows]

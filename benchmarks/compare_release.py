@@ -31,10 +31,10 @@ def main() -> None:
     sys.path[:0] = [str(args.old), str(HERE)]
     from judge_cache import CachedJudge
 
+    from localeval.data.samples import Sample
+    from localeval.data.text import split_sentences
     from localeval.metrics import create_metric
-    from localeval.models import CATALOG, resolve_model
-    from localeval.samples import Sample
-    from localeval.text import split_sentences
+    from localeval.models.store import CATALOG, resolve_model
 
     path, name = resolve_model(None)
 

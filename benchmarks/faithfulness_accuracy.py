@@ -43,12 +43,12 @@ from typing import Any
 from judge_cache import CACHE, CachedJudge
 from labelled_rows import DATA as DEV_DATA
 
-from localeval.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic
+from localeval.calibration.fitting import auc, balanced_accuracy, balancing_weights, fit_logistic
+from localeval.data.samples import Sample
 from localeval.judge import Judge, load_judge
 from localeval.metrics import create_metric
 from localeval.metrics.ranking import average_precision
-from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
-from localeval.samples import Sample
+from localeval.models.store import CATALOG, DEFAULT_MODEL, resolve_model
 
 DATA = [DEV_DATA]  # --data replaces it
 ORDER_SEED = 44

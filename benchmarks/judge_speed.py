@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from localeval import load_judge
+from localeval.data.samples import Sample
 from localeval.judge import Usage
 from localeval.judge.llama import LlamaJudge
 from localeval.metrics import create_metric
-from localeval.samples import Sample
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.text import split_sentences
+from localeval.data.text import split_sentences
 
 HERE = Path(__file__).resolve().parent
 # The dev sets beside the checkout (../shared/data), or beside a git worktree's folder

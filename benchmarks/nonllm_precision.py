@@ -32,7 +32,7 @@ from pathlib import Path
 
 from nonllm_recall import CACHE, ensure_ragas, generate, localeval_file, write_file
 
-from localeval.samples import Sample
+from localeval.data.samples import Sample
 
 RAGAS_MEASURES = ("levenshtein", "hamming", "jaro", "jaro_winkler")  # the measures ragas' NonLLMStringSimilarity has
 TOLERANCE = 1e-9

@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz import distance, process
 
-from localeval.io import read_records
+from localeval.data.jsonl import read_records
+from localeval.data.samples import Sample
 from localeval.metrics import create_metric
 from localeval.metrics.string_recall import MEASURES
-from localeval.runner import STRING_BATCH, score
-from localeval.samples import Sample
+from localeval.run.runner import STRING_BATCH, score
 
 # Tens of milliseconds a pair on long texts that do not contain each other: minutes
 # for the default file, so it is timed only when asked for (--measures partial_ratio).

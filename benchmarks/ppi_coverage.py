@@ -3,7 +3,7 @@
 Issue 45 measured classic PPI (ARES: the metric's weight fixed at 1) on held-out rows with the
 default judge: it covered the human mean, but was WIDER than the interval from the same labels
 alone, because the judge's verdicts carry little of the human signal. localeval now uses PPI++
-(localeval.ppi: the weight chosen to minimise the variance, a variance floor and Student's t for
+(localeval.stats.ppi: the weight chosen to minimise the variance, a variance floor and Student's t for
 few labels). This script draws labelled and unlabelled samples from known populations and prints,
 for each estimator, the share of 95% intervals that cover the true human mean (it should be at
 least 0.95) and their mean width:
@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from localeval.ppi import prediction_powered, t_quantile_975
+from localeval.stats.ppi import prediction_powered, t_quantile_975
 
 HUMAN_MEANS = (0.05, 0.1, 0.25, 0.46, 0.75, 0.9, 0.95)
 LABELS = (10, 20, 50)

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 
 from localeval import evaluate
+from localeval.data.text import split_sentences
 from localeval.testing import ScriptedJudge
-from localeval.text import split_sentences
 
 WORDS = "river bridge tower museum garden city station harbour castle market".split()
 

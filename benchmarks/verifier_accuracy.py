@@ -29,9 +29,9 @@ from typing import Any
 
 from labelled_rows import PLAIN, UNANSWERABLE, answer_sentence, question_shapes, read, read_external, read_squad, same_sentence, sentences
 
-from localeval.fitting import auc, balanced_accuracy, selection_f1
+from localeval.calibration.fitting import auc, balanced_accuracy, selection_f1
+from localeval.data.samples import Sample
 from localeval.metrics import create_metric
-from localeval.samples import Sample
 
 TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "plain", "unanswerable")
 
@@ -50,7 +50,7 @@ class Scorer:
             from judge_cache import CACHE, CachedJudge
 
             from localeval.judge import load_judge
-            from localeval.models import CATALOG, DEFAULT_MODEL, resolve_model
+            from localeval.models.store import CATALOG, DEFAULT_MODEL, resolve_model
 
             path, name = resolve_model(model or DEFAULT_MODEL)
             self.judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), CATALOG[name].calibration if name else {})

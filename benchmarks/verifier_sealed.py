@@ -21,9 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from localeval.fitting import balanced_accuracy
+from localeval.calibration.fitting import balanced_accuracy
+from localeval.data.text import split_sentences
 from localeval.graders.verifier import verified_windows
-from localeval.text import split_sentences
 from localeval.verifier import Verifier
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ from accuracy import build_parser, measure, print_report
 
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
-from localeval.models import resolve_model
+from localeval.models.store import resolve_model
 
 CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
 

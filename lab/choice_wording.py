@@ -16,9 +16,9 @@ import json
 import statistics
 from pathlib import Path
 
+from localeval.data.text import split_sentences
 from localeval.judge import load_judge
 from localeval.judge.prompts import CHOICE_OPTIONS, RELEVANCE_CHOICE_USER, RELEVANCE_SYSTEM
-from localeval.text import split_sentences
 
 PLAIN = Path(__file__).resolve().parent / "data" / "plain_cases.jsonl"
 ASK = "Answer with its number only, or 0 if none of them does."

@@ -57,13 +57,13 @@ import accuracy  # noqa: E402
 from judge_cache import CACHE, CachedJudge  # noqa: E402
 from labelled_rows import parse_limits, same_sentence  # noqa: E402
 
-from localeval.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
+from localeval.calibration.fitting import FOLDS, UNANSWERABLE_WEIGHT, fit_selection, folds_by_group, selection_f1  # noqa: E402
+from localeval.data.samples import Sample  # noqa: E402
 from localeval.graders import judge_units  # noqa: E402
 from localeval.judge.reading import UsageTally  # noqa: E402
 from localeval.metrics import relevance  # noqa: E402
 from localeval.metrics.relevance import FEATURES  # noqa: E402
-from localeval.models import resolve_model  # noqa: E402
-from localeval.samples import Sample  # noqa: E402
+from localeval.models.store import resolve_model  # noqa: E402
 
 CHOICE = ("judge_choice", "judge_none")
 BASE = [f for f in FEATURES if f not in CHOICE and f != "judge_answer"]

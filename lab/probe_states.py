@@ -49,11 +49,11 @@ import accuracy  # noqa: E402
 from judge_cache import CACHE, CachedJudge  # noqa: E402
 from labelled_rows import parse_limits  # noqa: E402
 
-from localeval.fitting import FOLDS, folds_by_group  # noqa: E402
+from localeval.calibration.fitting import FOLDS, folds_by_group  # noqa: E402
+from localeval.data.text import split_sentences  # noqa: E402
 from localeval.judge import Message, load_judge  # noqa: E402
 from localeval.judge.prompts import ATTRIBUTION_SYSTEM, RELEVANCE_SYSTEM, relevance_messages  # noqa: E402
-from localeval.models import DEFAULT_MODEL, resolve_model  # noqa: E402
-from localeval.text import split_sentences  # noqa: E402
+from localeval.models.store import DEFAULT_MODEL, resolve_model  # noqa: E402
 
 STATES = Path(__file__).resolve().parent / ".cache" / "states"
 

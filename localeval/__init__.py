@@ -14,81 +14,34 @@ The public API; importing it loads no model and does no work.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from localeval.api import Evaluation, evaluate
-    from localeval.errors import ConfigError, InputError, Interrupted, JudgeError, LocalevalError, ModelError
-    from localeval.judge import Judge, load_judge
-    from localeval.metrics import Score, create_metric, list_metrics
-    from localeval.pipeline import RunOutcome, score_file
-    from localeval.results import ResultRow
-    from localeval.runner import score
-    from localeval.samples import Sample, parse_sample
-    from localeval.settings import RunSettings, build_settings
-    from localeval.summary import Summary
+from typing import Any
 
 __version__ = "0.5.0"
 
-# Each public name and the module that defines it, imported on first use: `import localeval` (and
-# the console script's first frame, localeval.entry) loads none of the dependencies, so a broken
-# one is reported by the command as one line, and `localeval --version` starts fast.
+# The public names, each under the module that defines it: the one list (__all__ is made from it).
+# Each is imported on first use: `import localeval` (and the console script's first frame,
+# localeval.entry) loads none of the dependencies, so a broken one is reported by the command as
+# one line, and `localeval --version` starts fast. One entry point scores samples in memory
+# (`evaluate`), one scores a file as `localeval score` does (`score_file`).
 _EXPORTS = {
-    "ConfigError": "localeval.errors",
-    "InputError": "localeval.errors",
-    "Interrupted": "localeval.errors",
-    "JudgeError": "localeval.errors",
-    "LocalevalError": "localeval.errors",
-    "ModelError": "localeval.errors",
-    "Judge": "localeval.judge",
-    "load_judge": "localeval.judge",
-    "Score": "localeval.metrics",
-    "create_metric": "localeval.metrics",
-    "list_metrics": "localeval.metrics",
-    "RunOutcome": "localeval.pipeline",
-    "score_file": "localeval.pipeline",
-    "ResultRow": "localeval.results",
-    "score": "localeval.runner",
-    "Sample": "localeval.samples",
-    "parse_sample": "localeval.samples",
-    "RunSettings": "localeval.settings",
-    "build_settings": "localeval.settings",
-    "Summary": "localeval.summary",
-    "Evaluation": "localeval.api",
-    "evaluate": "localeval.api",
+    "localeval.api": ("Evaluation", "evaluate"),
+    "localeval.run.pipeline": ("RunOutcome", "score_file"),
+    "localeval.run.settings": ("RunSettings", "build_settings"),
+    "localeval.errors": ("ConfigError", "InputError", "Interrupted", "JudgeError", "LocalevalError", "ModelError"),
+    "localeval.judge": ("Judge", "load_judge"),
+    "localeval.metrics": ("Score", "create_metric", "list_metrics"),
+    "localeval.data.results": ("ResultRow",),
+    "localeval.data.samples": ("Sample", "parse_sample"),
+    "localeval.stats.summary": ("Summary",),
 }
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'localeval' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
-
-
-__all__ = [
-    "ConfigError",
-    "Evaluation",
-    "InputError",
-    "Interrupted",
-    "Judge",
-    "JudgeError",
-    "LocalevalError",
-    "ModelError",
-    "ResultRow",
-    "RunOutcome",
-    "RunSettings",
-    "Sample",
-    "Score",
-    "Summary",
-    "build_settings",
-    "create_metric",
-    "evaluate",
-    "list_metrics",
-    "load_judge",
-    "parse_sample",
-    "score",
-    "score_file",
-]

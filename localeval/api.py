@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.judge import Judge
-from localeval.runner import MetricLike, SampleLike, resolve_metrics, score
-from localeval.summary import Summary
+from localeval.run.runner import MetricLike, SampleLike, resolve_metrics, score
+from localeval.stats.summary import Summary
 
 
 @dataclass
@@ -26,8 +26,9 @@ def evaluate(
     judge: Judge | None = None,
     thresholds: Mapping[str, float] | None = None,
 ) -> Evaluation:
-    """Score samples in memory and summarise them; `score` is the streaming form, and
-    `score_file` does what `localeval score` does, from a file to a results file."""
+    """Score samples in memory and summarise them: the public entry point for samples, as
+    `score_file` (what `localeval score` does, from a file to a results file) is for files. Its
+    streaming form, result rows as each sample is scored, is `localeval.run.runner.score`."""
     selected = resolve_metrics(metrics)
     summary = Summary([m.name for m in selected], thresholds)
     results = []

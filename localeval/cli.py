@@ -1,7 +1,7 @@
 """The `localeval` command: parses options and calls the library.
 
 `score` turns its options into RunSettings and calls `localeval.score_file`;
-`report` reads a results file through `localeval.results`. Every LocalevalError
+`report` reads a results file through `localeval.data.results`. Every LocalevalError
 becomes its message and exit code in one place (`_Group.invoke`); any other
 exception is a bug, reported in one line with the path of its traceback, under
 its own exit code, so a CI gate never mistakes a crash for a failed threshold.
@@ -22,25 +22,25 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from localeval import models as model_store
-from localeval.calibration import read_calibration_file
+from localeval.calibration.combination import read_calibration_file
+from localeval.data.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
+from localeval.data.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
-from localeval.escaping import plain
-from localeval.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
-from localeval.gates import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES
-from localeval.gold import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
 from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
-from localeval.pipeline import build_metrics, score_file
-from localeval.ppi import MIN_LABELS
-from localeval.progress import Progress, count_lines
+from localeval.models import store as model_store
+from localeval.reports.escaping import plain
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
-from localeval.results import RunHeader, dumps_json, read_results, rows_only
-from localeval.settings import LOCAL_RAY, build_settings, describe_source
-from localeval.summary import Summary
+from localeval.run.pipeline import build_metrics, score_file
+from localeval.run.progress import Progress, count_lines
+from localeval.run.settings import LOCAL_RAY, build_settings, describe_source
+from localeval.stats.gates import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES
+from localeval.stats.human_scores import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
+from localeval.stats.ppi import MIN_LABELS
+from localeval.stats.summary import Summary
 
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 # The most metrics `report` draws (each is a column of every row and a chart): many times what the
@@ -404,7 +404,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     Prints cross-validated figures of the new fit against the judge's shipped
     calibration on the same rows, and writes the calibration file that
     `localeval score --calibration FILE` uses. The label format is in docs/configuration.md."""
-    from localeval import calibrating
+    from localeval.run import calibrate as calibrating
 
     refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
     judge = open_backend(JudgeSpec.of(judge_settings, "calibrate"))

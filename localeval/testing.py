@@ -26,15 +26,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from localeval import evaluate
+from localeval.api import evaluate
+from localeval.data.results import Outcome, ResultRow
 from localeval.errors import JudgeError
 from localeval.graders.judge_units import ShortAnswer
 from localeval.judge import Judge, Message, T, Usage, load_judge
 from localeval.judge.prompts import ATTRIBUTION_USER, QUESTIONS_SYSTEM, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
 from localeval.metrics import create_metric
 from localeval.reports import explain, score_text
-from localeval.results import Outcome, ResultRow
-from localeval.runner import SampleLike
+from localeval.run.runner import SampleLike
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:

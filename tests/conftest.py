@@ -94,7 +94,7 @@ def statement_labels(tmp_path: Path, labels: list[tuple[Any, int]], name: str = 
 @pytest.fixture(scope="session")
 def small_model_path() -> Path:
     """SmolLM2-135M through the real `localeval models pull` path, kept in the user's model store."""
-    from localeval.models import pull
+    from localeval.models.store import pull
 
     return pull(SMALL_MODEL)
 
@@ -122,8 +122,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def embedding_model() -> Path:
     """all-MiniLM-L6-v2 (answer_relevancy's embedding model) through the real `localeval models
     pull` path, kept in the user's model store."""
-    from localeval.embedding import MODEL_NAME
-    from localeval.models import pull
+    from localeval.models.embedding import MODEL_NAME
+    from localeval.models.store import pull
 
     return pull(MODEL_NAME)
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from localeval import evaluate
+from localeval.data.samples import Sample
 from localeval.metrics import DEFAULT_METRICS, create_metric
 from localeval.metrics.answer_relevancy import AnswerRelevancy, questions_schema
-from localeval.samples import Sample
 from localeval.testing import ScriptedJudge, prompt_fields
 
 CASES = Path(__file__).parent / "data" / "answer_relevancy_cases.jsonl"
@@ -82,7 +82,7 @@ def ragas_score(question_vector: np.ndarray, generated: np.ndarray, noncommittal
 
 @pytest.mark.parametrize(("sample", "questions", "noncommittal"), RAGAS_CASES, ids=[c[0]["user_input"][:30] for c in RAGAS_CASES])
 def test_ragas_cases_score_as_ragas_computes_them(sample, questions, noncommittal, embedding_model):
-    from localeval.embedding import load_embedder
+    from localeval.models.embedding import load_embedder
 
     result = evaluate([sample], ["answer_relevancy"], judge=_script(questions, noncommittal)).results[0]
     vectors = load_embedder().embed([sample["user_input"], *questions])
@@ -105,7 +105,7 @@ def test_the_cosine_arithmetic_on_vectors_whose_cosines_are_known(monkeypatch):
         def embed(self, texts: list[str]) -> np.ndarray:
             return np.array([vectors[text] for text in texts])
 
-    monkeypatch.setattr("localeval.embedding.load_embedder", lambda: Known())
+    monkeypatch.setattr("localeval.models.embedding.load_embedder", lambda: Known())
     sample = {"user_input": "q", "response": "an answer"}
     score = evaluate([sample], ["answer_relevancy"], judge=_script(["same", "orthogonal", "near"], 0)).results[0]
     assert score["scores"]["answer_relevancy"] == pytest.approx((1 + 0 + 0.96) / 3, abs=1e-12)

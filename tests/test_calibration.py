@@ -1,5 +1,5 @@
-"""The statistics behind the catalog's calibrations (localeval.fitting), and the model
-that applies them (localeval.calibration).
+"""The statistics behind the catalog's calibrations (localeval.calibration.fitting), and the model
+that applies them (localeval.calibration.combination).
 
 The shipped calibrations are fitted by these functions and the README's figures come
 from them: a mistake here would ship a wrong default, so each is checked on cases
@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from localeval import fitting as calibrate
-from localeval.calibration import LogisticModel
+from localeval.calibration import fitting as calibrate
+from localeval.calibration.combination import LogisticModel
 from localeval.errors import ConfigError
 
 FEATURES = ("judge", "missing")
@@ -138,10 +138,10 @@ def test_the_largest_allowed_weights_still_give_a_probability():
 
 
 def test_calibrate_says_why_nothing_can_be_fitted_instead_of_crashing():
-    from localeval.calibrating import LabelledRows, fit_relevance
+    from localeval.calibration.fitting import fit_logistic
     from localeval.errors import LocalevalError
-    from localeval.fitting import fit_logistic
     from localeval.metrics.relevance import DEFAULT_CALIBRATION
+    from localeval.run.calibrate import LabelledRows, fit_relevance
 
     with pytest.raises(LocalevalError, match="nothing to fit"):
         fit_relevance(LabelledRows(questions=[[] for _ in range(25)], required=[set() for _ in range(25)]), DEFAULT_CALIBRATION)
@@ -153,7 +153,7 @@ def test_calibrate_says_why_nothing_can_be_fitted_instead_of_crashing():
 
 
 def test_a_bad_table_in_a_calibration_file_names_the_file(tmp_path):
-    from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, checked_calibration
+    from localeval.calibration.combination import CALIBRATION_FORMAT, CALIBRATION_VERSION, checked_calibration
     from localeval.metrics import create_metric
 
     path = tmp_path / "cal.json"

@@ -1,4 +1,4 @@
-"""Settings (localeval.settings, localeval.toml, the Python API): a value out of range, of the
+"""Settings (localeval.run.settings, localeval.toml, the Python API): a value out of range, of the
 wrong type or in a file that is not UTF-8 is refused naming its key; a config file reads as its
 author meant (a byte order mark, paths relative to the file) and says where data goes."""
 
@@ -85,7 +85,7 @@ def test_a_config_with_a_bom_is_read_and_its_relative_paths_are_its_own(tmp_path
     (data_dir / "rubric.txt").write_text("{document} / {statement}: Yes or No?", encoding="utf-8")
     (data_dir / "localeval.toml").write_bytes(b'\xef\xbb\xbfmetrics = ["id_context_recall", "context_recall"]\n[options.context_recall]\nrubric = "rubric.txt"\n')
     monkeypatch.chdir(tmp_path)  # not the config's folder
-    from localeval.settings import build_settings
+    from localeval.run.settings import build_settings
 
     settings = build_settings({"input": str(data_dir / "samples.jsonl")})
     assert settings.options["context_recall"]["rubric"] == str(data_dir / "rubric.txt")

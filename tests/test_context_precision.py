@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from localeval import evaluate
+from localeval.data.samples import Sample
 from localeval.metrics import create_metric
 from localeval.metrics.ranking import average_precision
-from localeval.samples import Sample
 from localeval.testing import ScriptedJudge, prompt_fields
 
 # ragas' cases (tests/e2e/metrics_migration/test_context_precision_migration.py and the example of
@@ -210,8 +210,8 @@ def test_a_config_run_gates_reports_and_resumes_the_new_metrics(tmp_path, write_
     from xml.etree import ElementTree
 
     from localeval import ConfigError
-    from localeval.pipeline import score_file
-    from localeval.settings import build_settings
+    from localeval.run.pipeline import score_file
+    from localeval.run.settings import build_settings
 
     rows = [{"id": f"q{i}", "user_input": "q", "retrieved_contexts": ["Bob sings.", "Ann wrote the book."], "reference": "Ann wrote it.", "response": "Ann wrote the book. Bob wrote it too."} for i in range(2)]
     data, out, junit, markdown = write_jsonl(rows), tmp_path / "r.jsonl", tmp_path / "j.xml", tmp_path / "s.md"

@@ -1,4 +1,4 @@
-"""The embedding model answer_relevancy reads (localeval.embedding): all-MiniLM-L6-v2 from the model
+"""The embedding model answer_relevancy reads (localeval.models.embedding): all-MiniLM-L6-v2 from the model
 store, run on the verifier's numpy encoder. Checked against an independent implementation of
 sentence-transformers' formula for this model (a BERT forward pass written here from the
 checkpoint's own tensor names, exact erf GELU, float64, one text at a time; mean pooling over
@@ -15,8 +15,9 @@ import struct
 import numpy as np
 import pytest
 
-from localeval import embedding, models
 from localeval.errors import ModelError
+from localeval.models import embedding
+from localeval.models import store as models
 
 # The first eight values of sentence-transformers' embeddings of the model card's example
 # sentences (SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2").encode([...])).

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 from rapidfuzz import fuzz
 
-from localeval import evidence
-from localeval.evidence import SIMILARITY_MAX_WORK, statement_evidence
+from localeval.data.samples import Sample
+from localeval.data.text import split_sentences
+from localeval.graders import evidence
+from localeval.graders.evidence import SIMILARITY_MAX_WORK, statement_evidence
 from localeval.metrics import create_metric
-from localeval.samples import Sample
 from localeval.testing import ScriptedJudge
-from localeval.text import split_sentences
 
 LONG_SENTENCE = "the river rose in spring and the town was flooded again " * 360  # 20,160 characters, one sentence (no full stop)
 LONG_STATEMENT = "the river rose in spring and the town was floded agin " * 40  # 2,160 characters, not in the sentence verbatim

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from localeval import evaluate, text
+from localeval import evaluate
+from localeval.data import text
+from localeval.data.samples import Sample
 from localeval.errors import ConfigError
 from localeval.metrics import DEFAULT_METRICS, create_metric, recall
 from localeval.metrics.factual_correctness import FactualCorrectness, factual_score
-from localeval.samples import Sample
 from localeval.testing import ScriptedJudge, prompt_fields
 
 CERTAIN = {"attribution": {"intercept": 0.0, "weights": {f: 1.0 if f == "judge" else 0.0 for f in recall.FEATURES}}}

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from localeval import evaluate
+from localeval.data.samples import Sample
 from localeval.metrics import create_metric, recall
-from localeval.samples import Sample
 from localeval.testing import ScriptedJudge, prompt_fields
 
 CERTAIN = {"attribution": {"intercept": 0.0, "weights": {f: 1.0 if f == "judge" else 0.0 for f in recall.FEATURES}}}

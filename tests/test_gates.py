@@ -13,8 +13,8 @@ from conftest import FIVE, id_recall_samples, invoke, run_score, statement_label
 
 from localeval.cli import cli
 from localeval.errors import EXIT_THRESHOLD_FAILED, ConfigError
-from localeval.gates import FEWEST_TO_SETTLE
-from localeval.summary import ScoreDistribution, Summary
+from localeval.stats.gates import FEWEST_TO_SETTLE
+from localeval.stats.summary import ScoreDistribution, Summary
 
 
 @pytest.mark.parametrize("count", [2, 3])

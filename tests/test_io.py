@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from conftest import invoke, result_rows
 
 from localeval.cli import cli
+from localeval.data.jsonl import read_records
+from localeval.data.results import dumps_line
 from localeval.errors import EXIT_USAGE, InputError
-from localeval.io import read_records
-from localeval.progress import count_lines
-from localeval.results import dumps_line
+from localeval.run.progress import count_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 RECALLED = {"id": "q2", "retrieved_contexts": ["The tower was completed on 31 March 1889."], "reference_contexts": ["The tower was completed on 31 March 1889."]}
@@ -84,7 +84,7 @@ def test_a_byte_order_mark_on_line_one_is_accepted(tmp_path):
 
 
 def test_an_overlong_line_is_refused_with_its_length_and_the_rest_is_read(tmp_path, monkeypatch):
-    from localeval import io
+    from localeval.data import jsonl as io
 
     monkeypatch.setattr(io, "MAX_LINE_BYTES", 1000)
     path = tmp_path / "long.jsonl"
@@ -153,8 +153,8 @@ def test_a_utf16_file_is_named_as_such_on_every_line(tmp_path):
 
 
 def test_an_input_that_grows_during_a_run_is_hashed_and_scored_as_read(tmp_path):
-    from localeval.pipeline import score_file
-    from localeval.settings import build_settings
+    from localeval.run.pipeline import score_file
+    from localeval.run.settings import build_settings
 
     data = tmp_path / "samples.jsonl"
     original = "".join(json.dumps({"id": i, "retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n" for i in range(3))

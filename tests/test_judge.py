@@ -18,8 +18,8 @@ from conftest import result_rows
 
 from localeval import evaluate
 from localeval.cli import cli
+from localeval.data.samples import Sample
 from localeval.errors import ModelError
-from localeval.samples import Sample
 
 pytestmark = pytest.mark.judge
 
@@ -144,7 +144,7 @@ def test_the_worked_examples_are_restored_not_evaluated_again(small_model_path):
 
 def test_a_rubric_replaces_the_worked_examples_too():
     from localeval.judge.prompts import attribution_messages
-    from localeval.rubric import Rubric
+    from localeval.judge.rubric import Rubric
 
     assert len(attribution_messages("d", "s")) > 2
     rubric = Rubric(path="rubric.txt", sha256="0" * 64, text="Document: {document}\nClaim: {statement}\nSupported?")

@@ -188,7 +188,7 @@ def test_a_server_serving_a_catalog_judge_gets_its_calibration_with_or_without_m
     import threading
 
     from localeval.judge import load_judge, openai_server
-    from localeval.models import CATALOG
+    from localeval.models.store import CATALOG
 
     monkeypatch.setattr(openai_server, "BACKOFF_SECONDS", 0.0)
     models = json.dumps({"data": [{"id": "qwen2.5-coder-1.5b"}]}).encode()

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from localeval import evaluate
+from localeval.data.samples import Sample
+from localeval.data.text import split_sentences
 from localeval.graders import judge_units
 from localeval.metrics import create_metric, recall, relevance
 from localeval.metrics.recall import DEFAULT_CALIBRATION
-from localeval.samples import Sample
 from localeval.testing import ScriptedJudge
-from localeval.text import split_sentences
 
 SAMPLE = Sample(
     user_input="Who founded the company and when?",
@@ -377,7 +377,7 @@ def test_sentences_split_in_threads_are_each_texts_own():
     """A judge server scores samples in threads; a shared pysbd segmenter mixed their sentences up."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from localeval.text import split_sentences
+    from localeval.data.text import split_sentences
 
     texts = [f"Sentence {i} is here. Another one for {i}. And a third." * 5 for i in range(200)]
     expected = [split_sentences(t) for t in texts]
@@ -386,7 +386,7 @@ def test_sentences_split_in_threads_are_each_texts_own():
 
 
 def test_a_question_that_names_the_subject_does_not_need_the_sentence_introducing_it():
-    from localeval.evidence import content_words
+    from localeval.graders.evidence import content_words
     from localeval.graders.judge_units import _focus_overlap, _subject_asked, _subject_words
     from localeval.metrics.relevance import _units
 
@@ -407,7 +407,7 @@ def test_an_answer_that_names_the_subject_itself_does_not_need_the_opening():
     """answer_stands_alone: set on the opening only when the question names the subject and the
     unit the judge points to names it too; an answer that leans on the opening ("It ...", "The
     new season's ...") leaves it 0, as HotpotQA's labels count that opening as required."""
-    from localeval.evidence import content_words
+    from localeval.graders.evidence import content_words
     from localeval.graders.judge_units import _answer_stands_alone, _subject_asked, _subject_words
     from localeval.metrics.relevance import _units
 
@@ -450,8 +450,8 @@ def test_a_new_grader_is_one_class_and_every_judge_metric_takes_it(monkeypatch):
     which one it is: a grader that is neither the judge rule nor the verifier, one class added to
     GRADERS, decides context_relevance, context_recall, faithfulness, factual_correctness and
     context_precision with no judge, and its probabilities and evidence reach their details."""
-    from localeval.evidence import statement_evidence
     from localeval.graders import Grader, Needs, Support, Usefulness
+    from localeval.graders.evidence import statement_evidence
     from localeval.metrics import judging
 
     class Alternating(Grader):

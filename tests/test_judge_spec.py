@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from localeval.cli import CALIBRATE_JUDGE_FLAGS, cli
 from localeval.errors import ConfigError
 from localeval.judge.spec import NOT_IN_IDENTITY, JudgeSpec, flag_name
-from localeval.settings import FileSettings
+from localeval.run.settings import FileSettings
 
 
 def _flags(command: str) -> set[str]:
@@ -49,7 +49,7 @@ def test_serve_takes_the_judge_settings_the_in_process_judge_takes():
 
 def _settings_with_config(tmp_path, config: str, **given):
     """The run settings for a samples file beside a localeval.toml holding `config`, and the samples file."""
-    from localeval.settings import build_settings
+    from localeval.run.settings import build_settings
 
     data = tmp_path / "samples.jsonl"
     data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
@@ -58,7 +58,7 @@ def _settings_with_config(tmp_path, config: str, **given):
 
 
 def test_a_config_may_hold_the_judge_settings_in_a_judge_table(tmp_path):
-    from localeval.settings import build_settings
+    from localeval.run.settings import build_settings
 
     settings, data = _settings_with_config(tmp_path, 'metrics = ["id_context_recall"]\n[judge]\nmodel = "qwen2.5-coder-0.5b"\nthreads = 2\n')
     assert JudgeSpec.of(settings) == JudgeSpec(model="qwen2.5-coder-0.5b", threads=2)
@@ -74,7 +74,7 @@ def test_the_readmes_config_example_is_a_valid_config(tmp_path):
     import re
     from pathlib import Path
 
-    from localeval.settings import build_settings
+    from localeval.run.settings import build_settings
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     example = re.search(r"```toml\n(# localeval.toml.*?)```", readme, re.S)
@@ -84,7 +84,7 @@ def test_the_readmes_config_example_is_a_valid_config(tmp_path):
     data.write_text('{"retrieved_context_ids": [1], "reference_context_ids": [1]}\n')
     settings = build_settings({"input": str(data), "metrics": ["id_context_recall"]})
     assert settings.model == "qwen2.5-coder-1.5b" and settings.thresholds["id_context_recall"] == 0.5
-    from localeval.pipeline import build_metrics
+    from localeval.run.pipeline import build_metrics
 
     assert [m.name for m in build_metrics(settings)] == ["id_context_recall"]  # -m narrows; the other metrics' options are left aside
 
@@ -149,7 +149,7 @@ def test_a_resume_accepts_other_speed_settings_and_refuses_other_identity_settin
 
 
 def test_a_judge_option_on_the_command_line_merges_with_the_configs_table(tmp_path):
-    from localeval.settings import build_settings
+    from localeval.run.settings import build_settings
 
     (tmp_path / "localeval.toml").write_text("[judge.backend_options]\ntimeout = 600\nretries = 0\n", encoding="utf-8")
     data = tmp_path / "samples.jsonl"

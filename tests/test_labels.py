@@ -1,4 +1,4 @@
-"""A labels file's rows (localeval.labels, localeval.gold): each row labels the sample it names and
+"""A labels file's rows (localeval.data.labels, localeval.stats.human_scores): each row labels the sample it names and
 only that sample, read as the input reader reads the samples; a row that says something else about
 its sample than the sample says is left out by line, saying why; human relevance shares count the
 metric's own units; labels the run cannot use are named."""
@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from conftest import FIVE, id_recall_samples, run_score, statement_labels
 
 from localeval.cli import cli
-from localeval.gold import RelevanceUnits, read_gold
-from localeval.labels import LeftOut, required_sentences
-from localeval.summary import Summary
+from localeval.data.labels import LeftOut, required_sentences
+from localeval.stats.human_scores import RelevanceUnits, read_gold
+from localeval.stats.summary import Summary
 
 
 def _write(path, rows):
@@ -50,7 +50,7 @@ def _relevance(tmp_path, contexts, required):
 
 
 def test_line_unit_relevance_labels_count_the_lines_that_hold_a_required_sentence_not_lines_inside_one(tmp_path):
-    from localeval.gold import RelevanceUnits
+    from localeval.stats.human_scores import RelevanceUnits
 
     labels = _relevance(tmp_path, [BREADCRUMBS], ["The Dresden Secession was founded in Dresden in 1901 by painters."])
     assert read_gold(str(labels), RelevanceUnits("line")).scores["q1"]["context_relevance"] == 1 / 9  # not 3/9: the lines "Dresden" and "1901" only occur inside it
@@ -178,7 +178,7 @@ def test_a_label_whose_id_two_samples_have_labels_neither(tmp_path):
     data = id_recall_samples(tmp_path, [1.0, 1.0, 0.0], ids=["dup", "dup", "other"])
     labels = statement_labels(tmp_path, [("dup", 1), ("other", 0)])
     summary = Summary(["context_recall"], gold=read_gold(str(labels)))
-    from localeval.results import ResultRow
+    from localeval.data.results import ResultRow
 
     for line, sample_id in ((1, "dup"), (2, "dup"), (3, "other")):
         summary.add(ResultRow(id=sample_id, line=line, scores={"context_recall": 1.0}))
@@ -210,7 +210,7 @@ def test_score_leaves_out_a_relevance_row_whose_required_sentence_is_nowhere_as_
     assert gold.scores == {} and gold.left_out == [f"{labels}:1: field 'required': {ghost!r} is not a sentence of the retrieved contexts; the row is left out"]
     with pytest.raises(LeftOut, match=":1: field 'required'"):
         required_sentences(json.loads(labels.read_text()), str(labels), 1)
-    from localeval.calibrating import collect
+    from localeval.run.calibrate import collect
     from localeval.testing import ScriptedJudge
 
     assert collect(str(labels), ScriptedJudge(lambda messages: 0.9)).errors == gold.left_out  # calibrate: the same rule, the same words
@@ -229,7 +229,7 @@ def test_a_labels_file_with_no_id_row_says_that_it_labels_nothing(tmp_path):
 
 
 def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_name(tmp_path):
-    from localeval.calibrating import collect
+    from localeval.run.calibrate import collect
     from localeval.testing import ScriptedJudge
 
     labels = tmp_path / "labels.jsonl"
@@ -242,8 +242,8 @@ def test_a_required_sentence_that_is_not_in_the_contexts_leaves_its_row_out_by_n
 
 
 def test_a_labels_line_with_a_lone_surrogate_is_refused_by_line(tmp_path):
+    from localeval.data.labels import read_labels
     from localeval.errors import InputError
-    from localeval.labels import read_labels
 
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"retrieved_contexts": ["ok"], "statement": "fine", "label": 1}\n{"retrieved_contexts": ["\\ud800"], "statement": "x", "label": 1}\n')

@@ -9,8 +9,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from localeval.data.samples import Sample
 from localeval.metrics import create_metric
-from localeval.samples import Sample
 from localeval.verifier import load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
 from localeval.verifier.pieces import split_text

@@ -5,8 +5,8 @@ import zipfile
 
 import pytest
 
-from localeval import models
 from localeval.errors import ModelError
+from localeval.models import store as models
 
 
 def make_wheel(directory, project, version, member, payload):

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from localeval import evaluate
 from localeval.cli import cli
+from localeval.data.samples import Sample
 from localeval.errors import ConfigError
 from localeval.metrics import REGISTRY, create_metric
 from localeval.metrics.ranking import average_precision
 from localeval.metrics.string_recall import MEASURES
-from localeval.samples import Sample
 from localeval.testing import assert_metric
 
 PRECISION = ["-m", "nonllm_context_precision", "-m", "id_context_precision"]

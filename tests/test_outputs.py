@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import invoke
 
+from localeval.data.files import atomic_text
 from localeval.errors import EXIT_USAGE, ConfigError
-from localeval.files import atomic_text
 
 NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
 
@@ -123,7 +123,7 @@ def test_output_piped_into_head_stops_quietly(write_jsonl, tmp_path):
 
 
 def test_a_report_is_never_renamed_over_a_results_file_a_run_is_writing(tmp_path):
-    from localeval.files import atomic_text, locked_for_writing
+    from localeval.data.files import atomic_text, locked_for_writing
 
     results = tmp_path / "out.jsonl"
     with locked_for_writing(str(results)) as handle:

@@ -23,7 +23,7 @@ import pytest
 from conftest import install_plugin, plugin_env, result_rows, run_with_plugins, sigint_at_default
 
 from localeval.metrics.base import Metric, Score
-from localeval.runner import score
+from localeval.run.runner import score
 
 
 def _plugin(body: str, init: str = "") -> str:
@@ -217,7 +217,7 @@ def test_a_score_batch_with_too_few_or_too_many_scores_fails_every_sample_of_its
         def score_batch(self, samples, judge):  # type: ignore[no-untyped-def]
             return [Score(1.0)] * (len(samples) + 1)
 
-    for metric, off_by in ((Short, -1), (Long, 1)):  # batches are sized by time (localeval.runner): whatever their size
+    for metric, off_by in ((Short, -1), (Long, 1)):  # batches are sized by time (localeval.run.runner): whatever their size
         rows = _run({0: None, 1: None, 2: None}, metric)
         assert [r.scores["by_id"] for r in rows] == [None, None, None]
         said = [re.search(r"returned (\d+) scores for a batch of (\d+) samples; every sample of the batch is left unscored", r.errors["by_id"]) for r in rows]
@@ -316,9 +316,9 @@ def test_a_plugin_under_a_built_in_name_is_named_on_every_run_and_the_built_in_w
 
 
 def test_a_plugin_whose_explain_raises_leaves_the_report_standing():
+    from localeval.data.results import ResultRow
     from localeval.metrics import REGISTRY, register_metric
     from localeval.reports import explain
-    from localeval.results import ResultRow
 
     class Unexplained(_ById):
         name = "unexplained"

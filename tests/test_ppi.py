@@ -1,4 +1,4 @@
-"""The prediction-powered interval (localeval.ppi) keeps its 95% promise across the range of human
+"""The prediction-powered interval (localeval.stats.ppi) keeps its 95% promise across the range of human
 means, near 0 and 1 as near the middle: the labelled part's spread is read at the Agresti-Coull
 mean, so labels that are nearly all 0 (or 1) do not make the interval shrink onto them."""
 
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from localeval.cli import cli
-from localeval.ppi import MIN_LABELS, prediction_powered, t_quantile_975
+from localeval.stats.ppi import MIN_LABELS, prediction_powered, t_quantile_975
 
 
 def test_the_labelled_spread_is_read_at_the_agresti_coull_mean_by_hand():

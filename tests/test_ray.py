@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from localeval import RunSettings, score_file
-from localeval.settings import LOCAL_RAY
+from localeval.run.settings import LOCAL_RAY
 
 ray = pytest.importorskip("ray")
 

@@ -26,7 +26,7 @@ NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from localeval import pipeline
+    from localeval.run import pipeline
     from localeval.cli import main
     kill_at, mode = int(os.environ["KILL_AT"]), os.environ["MODE"]
     original = pipeline._Sink.write
@@ -164,7 +164,7 @@ def test_a_truncated_gguf_is_a_clear_error_not_a_crash(tmp_path, small_model_pat
 
 
 def test_a_catalog_model_with_the_wrong_hash_is_refused_at_load(tmp_path, monkeypatch, small_model_path):
-    from localeval import models
+    from localeval.models import store as models
 
     monkeypatch.setenv(models.HOME_ENV, str(tmp_path))
     store = models.store_dir()

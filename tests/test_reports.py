@@ -108,7 +108,7 @@ def test_an_overlong_id_does_not_stretch_the_page(write_jsonl, tmp_path):
 
 
 def test_report_refuses_an_overlong_line_without_holding_it(write_jsonl, tmp_path, monkeypatch):
-    from localeval import io
+    from localeval.data import jsonl as io
 
     out = tmp_path / "r.jsonl"
     invoke(["score", str(write_jsonl([RECALLED])), *NONLLM, "-o", str(out), "-q"])

@@ -13,13 +13,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from localeval.data.results import ROW, ResultRow, parse_line, read_results, rows_only
 from localeval.errors import InputError
 from localeval.reports.html import BINS, worst_rows, write_html
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.reports.table import summary_table
-from localeval.results import ROW, ResultRow, parse_line, read_results, rows_only
-from localeval.summary import Summary
+from localeval.stats.summary import Summary
 
 NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "\u202eevil", "a\r\nb", "|", "\x00\x01\x1b[31m", "![x](http://t/p)", "&amp;", "]]>", "\ud800"]
 text = st.text(max_size=30) | st.sampled_from(NASTY)

@@ -14,7 +14,7 @@ from typing import Any
 from conftest import result_rows, sigint_at_default
 
 from localeval.metrics.base import Metric, Score
-from localeval.runner import BATCH_SECONDS, STRING_BATCH, next_batch_size, score
+from localeval.run.runner import BATCH_SECONDS, STRING_BATCH, next_batch_size, score
 
 
 def _facts(count: int) -> list[dict[str, Any]]:
@@ -81,7 +81,9 @@ def test_the_batch_grows_to_a_vectorised_batch_for_fast_metrics_and_stays_small_
 def _small_line_limit(monkeypatch, limit: int) -> None:
     """Every reader's and the writer's line limit (64 MiB) scaled down, so a row over it costs
     kilobytes, not a 78 MB row from a 6.5 MB input line."""
-    from localeval import io, pipeline, results
+    from localeval.data import jsonl as io
+    from localeval.data import results
+    from localeval.run import pipeline
 
     for module in (io, pipeline, results):
         monkeypatch.setattr(module, "MAX_LINE_BYTES", limit)
@@ -111,8 +113,8 @@ def test_a_row_longer_than_a_results_line_may_be_is_written_so_that_it_reads_bac
     assert [r["id"] for r in rows] == ["big", "small", "third"]
     assert rows[0]["scores"]["nonllm_context_recall"] == 0.0 and rows[0]["scores"]["id_context_recall"] == 0.0  # the scores stay
     assert "details left out" in rows[0]["details"]["nonllm_context_recall"]["omitted"] and "extra" not in rows[0]
+    from localeval.data.results import ResultRow
     from localeval.reports import explain
-    from localeval.results import ResultRow
 
     assert explain(ResultRow(**rows[0]), "nonllm_context_recall").startswith("details left out: this sample's result row was")  # every report says why
     assert junit.read_text().count("<testcase ") == 6  # --junit-xml read every row back

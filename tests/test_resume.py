@@ -10,7 +10,7 @@ import pytest
 from conftest import invoke
 
 from localeval.errors import EXIT_USAGE
-from localeval.provenance import resume_differences
+from localeval.run.provenance import resume_differences
 
 NONLLM = ["-m", "nonllm_context_recall", "-m", "id_context_recall"]
 

@@ -7,8 +7,8 @@ import pytest
 
 from localeval import ConfigError, evaluate
 from localeval.metrics import create_metric
-from localeval.pipeline import score_file
-from localeval.settings import build_settings
+from localeval.run.pipeline import score_file
+from localeval.run.settings import build_settings
 from localeval.testing import ScriptedJudge
 
 SAMPLE = {"id": "q", "user_input": "Who wrote it?", "retrieved_contexts": ["Ann wrote the book."], "reference": "Ann wrote it."}

@@ -13,7 +13,7 @@ import pytest
 from conftest import install_plugin, run_with_plugins
 
 from localeval import evaluate
-from localeval.samples import Sample, parse_sample, parse_sample_json
+from localeval.data.samples import Sample, parse_sample, parse_sample_json
 
 SORTER = '''
 from pydantic import BaseModel, ConfigDict

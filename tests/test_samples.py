@@ -1,7 +1,7 @@
 import pytest
 
+from localeval.data.samples import Sample, parse_sample
 from localeval.errors import InputError
-from localeval.samples import Sample, parse_sample
 
 
 def test_ragas_names_are_read():
@@ -95,7 +95,7 @@ def test_a_map_onto_a_legacy_name_reads_its_field_and_names_only_keys_the_line_h
     from click.testing import CliRunner
 
     from localeval.cli import cli
-    from localeval.io import read_records
+    from localeval.data.jsonl import read_records
 
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps({"user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."], **line}) + "\n")

@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import distance, fuzz
 
+from localeval.data.samples import Sample
 from localeval.metrics import create_metric
 from localeval.metrics.string_recall import MEASURES
-from localeval.samples import Sample
 
 
 def nonllm(retrieved, references, **options):

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from localeval.gold import read_gold
+from localeval.data.results import ResultRow, dumps_json
 from localeval.reports.html import BINS, worst_rows, write_html
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.reports.table import summary_table
-from localeval.results import ResultRow, dumps_json
-from localeval.summary import Summary
+from localeval.stats.human_scores import read_gold
+from localeval.stats.summary import Summary
 
 EXPECTED = Path(__file__).parent / "data" / "summary_shape"
 METRICS = ["context_recall", "faithfulness", "id_context_recall"]

@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from localeval.cli import cli
-from localeval.figures import MetricFigures, SummaryFigures
-from localeval.gates import MeanGate
 from localeval.reports.table import summary_table
-from localeval.summary import ScoreDistribution
+from localeval.stats.figures import MetricFigures, SummaryFigures
+from localeval.stats.gates import MeanGate
+from localeval.stats.summary import ScoreDistribution
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,7 @@ def _example_contexts():
 
 
 def test_the_prediction_powered_mean_corrects_the_metric_by_the_labelled_residuals():
-    from localeval.ppi import prediction_powered
+    from localeval.stats.ppi import prediction_powered
 
     pairs = [(0.0, 0.0), (0.4, 1.0)] * 5  # the metric tracks the labels, but reads 0.3 low on average
     every = [0.0, 0.4] * 5 + [0.0, 0.4] * 50

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conftest import SMALL_MODEL, result_rows
 
 from localeval import evaluate
-from localeval.calibration import CALIBRATION_VERSION
+from localeval.calibration.combination import CALIBRATION_VERSION
 from localeval.cli import cli
 from localeval.errors import EXIT_USAGE, ConfigError
 from localeval.metrics import create_metric, recall, relevance
@@ -92,7 +92,7 @@ def test_calibrate_checks_every_line_before_the_judge_and_keeps_the_kind_it_can_
     bad = write_jsonl([*good, {"retrieved_contexts": ["x"], "statement": "y", "label": 2}], name="bad.jsonl")
     result = CliRunner().invoke(cli, ["calibrate", str(bad), "-o", str(tmp_path / "c.json"), "--model", str(small_model_path), "--threads", "1"])
     assert result.exit_code == EXIT_USAGE and "bad.jsonl:25: field 'label'" in result.stderr
-    from localeval.labels import read_labels
+    from localeval.data.labels import read_labels
 
     with pytest.raises(Exception, match="bad.jsonl:25"):
         read_labels(str(bad))  # the whole file is read and checked before any judge call
@@ -106,7 +106,7 @@ def test_calibrate_checks_every_line_before_the_judge_and_keeps_the_kind_it_can_
 
 
 def test_a_calibration_fitted_for_another_judge_is_used_with_a_warning(small_model_path, write_jsonl, tmp_path):
-    from localeval.models import CATALOG
+    from localeval.models.store import CATALOG
 
     fitted = {"backend": "gguf", "model": "qwen2.5-coder-0.5b", "sha256": CATALOG["qwen2.5-coder-0.5b"].sha256, "url": None}
     document = {"format": "localeval-calibration", "version": CALIBRATION_VERSION,

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 from localeval import evaluate
 from localeval.cli import cli
+from localeval.data.samples import Sample
 from localeval.errors import ConfigError
 from localeval.metrics import create_metric
-from localeval.runner import score
-from localeval.samples import Sample
+from localeval.run.runner import score
 from localeval.verifier import SHIPPED_SHA256, Verifier, load_verifier, shipped_path
 from localeval.verifier.tensors import TensorFileError, read_tensors, write_tensors
 from localeval.verifier.wordpiece import WordPiece

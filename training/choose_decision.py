@@ -9,7 +9,7 @@ by question, so no candidate is scored on the questions it was fitted on:
 - judge: the judge rule as shipped (its selection, unchanged);
 - verifier: the verifier file's own rule (its tuned cut and passage weight);
 - stacked: a per-unit logistic model of "required" on the judge rule's features plus the
-  verifier's logit and its context's best logit (localeval.fitting.fit_selection, the
+  verifier's logit and its context's best logit (localeval.calibration.fitting.fit_selection, the
   metric's selection rule, its threshold fitted with it);
 - cascade: the verifier decides a unit whose logit is outside a band; inside it, the judge rule
   does. The band is chosen on the training folds; a sample with no unit inside the band never
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from splits import refuse_sealed
 
-from localeval.fitting import fit_selection, folds_by_group, selection_f1
+from localeval.calibration.fitting import fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
 from localeval.verifier import Verifier
 

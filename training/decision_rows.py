@@ -25,9 +25,9 @@ from typing import Any
 from splits import refuse_sealed
 from tune_cut import unit_logits
 
+from localeval.data.samples import Sample
 from localeval.judge import load_judge
 from localeval.metrics import create_metric
-from localeval.samples import Sample
 from localeval.verifier import Verifier
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -43,8 +43,8 @@ import prepare_verifier_data as legacy
 from news_documents import DocumentClusters, qags_index
 from splits import SEALED, legacy_split, split_of
 
+from localeval.data.text import split_sentences
 from localeval.graders.verifier import sentence_windows  # the runtime's own windows
-from localeval.text import split_sentences
 from localeval.verifier import load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS
 

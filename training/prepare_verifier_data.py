@@ -106,7 +106,7 @@ def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
     (10 paragraphs, the gold ones and a distractor, each gold one alone, the distractors alone):
     what tune_cut.py chooses the relevance cut on. Gold units are pysbd sentences of the
     contexts that match a supporting fact."""
-    from localeval.text import split_sentences
+    from localeval.data.text import split_sentences
 
     for record in usable_hotpotqa(folder):
         qid = record["id"]
@@ -130,7 +130,7 @@ def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
 def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
     """Each question against each sentence of its paragraph, for the paragraphs of accuracy.py's
     fit half (or, with `held_out`, of its held-out half: prepare_split_data.py's test rows)."""
-    from localeval.text import split_sentences
+    from localeval.data.text import split_sentences
 
     for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
         for index, paragraph in enumerate(article["paragraphs"]):

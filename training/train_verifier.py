@@ -165,7 +165,7 @@ def reference_pairs() -> list[tuple[str, str, str, str]]:
     """(task, a, b, c) pairs from this repository's hand-written cases (Apache-2.0): every
     question against every sentence of its contexts, and every answer or sentence as a
     statement against each context, so the parity test needs no third-party text."""
-    from localeval.text import split_sentences
+    from localeval.data.text import split_sentences
 
     pairs = []
     for path in REFERENCE_CASES:

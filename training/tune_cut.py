@@ -28,8 +28,8 @@ from typing import Any
 
 from splits import refuse_sealed
 
-from localeval.fitting import selection_f1
-from localeval.text import split_sentences
+from localeval.calibration.fitting import selection_f1
+from localeval.data.text import split_sentences
 from localeval.verifier import Verifier, shipped_path
 from localeval.verifier.tensors import read_tensors, write_tensors
 

@@ -9,7 +9,7 @@ one sample at a time, every unit or statement of it in one call, so an implement
 (the judge rule orders its prompts so each chunk's prefix is evaluated once; the verifier reads a
 sample's pairs in one forward pass per batch). Each answer carries its probability and the
 evidence it rests on: the deciding chunk or window, the features the probability was computed
-from, the statement's evidence sentences and missing words (localeval.evidence).
+from, the statement's evidence sentences and missing words (localeval.graders.evidence).
 
 The implementations: the judge rule (localeval.graders.judge_rule: chunks, log-odds, the
 calibrated combination) and the verifier (localeval.graders.verifier: windows, pieces, its own
@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from localeval.calibration import LogisticModel
-from localeval.evidence import StatementEvidence
+from localeval.calibration.combination import LogisticModel
+from localeval.graders.evidence import StatementEvidence
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
-from localeval.rubric import Rubric
+from localeval.judge.rubric import Rubric
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """The judge rule: the GGUF judge's Yes/No log-odds, read on short evidence, combined with the
-evidence features by a calibrated logistic model (localeval.calibration).
+evidence features by a calibrated logistic model (localeval.calibration.combination).
 
 Is a statement supported by a text (context_recall, faithfulness, factual_correctness)? The
 way the strongest small checkers decide:
 
 1. Evidence first: every sentence of the text is scored against the statement with signals
-   that need no model (localeval.evidence): content-word coverage, similarity, numbers. They
+   that need no model (localeval.graders.evidence): content-word coverage, similarity, numbers. They
    rank the text's chunks and explain the verdict.
 2. Short evidence for the judge: the text is cut into chunks of about CHUNK_TOKENS tokens at
    sentence boundaries; the judge reads the best chunk by evidence (document first, statement
@@ -28,16 +28,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from localeval.calibration import LogisticModel
+from localeval.calibration.combination import LogisticModel
+from localeval.data.text import split_sentences
 from localeval.errors import JudgeError
-from localeval.evidence import StatementEvidence, statement_evidence
 from localeval.graders import Grader, Needs, Support, Unit, Usefulness
+from localeval.graders.evidence import StatementEvidence, statement_evidence
 from localeval.graders.judge_units import judge_needs
 from localeval.judge import Judge
 from localeval.judge.prompts import attribution_messages, usefulness_messages
 from localeval.judge.reading import UsageTally, chunk_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric
-from localeval.text import split_sentences
+from localeval.judge.rubric import Rubric
 
 ATTRIBUTION_KEY = "attribution"
 # The features every statement gets; a calibration must weigh each of them.

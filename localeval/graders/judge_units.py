@@ -56,9 +56,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from localeval.calibration import LogisticModel
-from localeval.evidence import content_words, names, numbers, weighted_words
+from localeval.calibration.combination import LogisticModel
+from localeval.data.text import split_sentences
 from localeval.graders import Needs, Unit
+from localeval.graders.evidence import content_words, names, numbers, weighted_words
 from localeval.judge import Judge
 from localeval.judge.prompts import (
     CHOICE_OPTIONS,
@@ -68,8 +69,7 @@ from localeval.judge.prompts import (
     relevance_messages,
 )
 from localeval.judge.reading import PROBABILITY_FLOOR, UsageTally, check_probabilities, chunk_sentences, rubric_tokens, yes_log_odds
-from localeval.rubric import Rubric
-from localeval.text import split_sentences
+from localeval.judge.rubric import Rubric
 
 RELEVANCE_KEY = "relevance"
 PROMPT_OVERHEAD = 120  # tokens of instructions and question wording around a passage
@@ -113,7 +113,7 @@ class ShortAnswer(BaseModel):
 def _question_overlap(question: str, units: Sequence[Unit], passage_count: int, language: str) -> tuple[list[float], list[float], list[float]]:
     """Share of the question's words in each unit and each passage, and each passage's bridge
     score (see the module docstring). A word weighs how rare it is in the language
-    (localeval.evidence.rarity), times 1 + log((n + 1) / (1 + the number of the n passages that
+    (localeval.graders.evidence.rarity), times 1 + log((n + 1) / (1 + the number of the n passages that
     have it)): with one passage the second factor is 1 for every word, so a feature keeps its
     meaning for one context (the retrieved-set IDF alone made every weight 0 there), and with
     ten it lifts the words that tell the passages apart (at 10 contexts, rarity alone selected

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.evidence import question_overlap, statement_evidence
+from localeval.data.text import split_sentences
 from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Usefulness
+from localeval.graders.evidence import question_overlap, statement_evidence
 from localeval.judge.reading import UsageTally
-from localeval.text import split_sentences
 from localeval.verifier import Verifier, load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
 from localeval.verifier.pieces import split_text

@@ -71,7 +71,7 @@ def load_judge(model: str | JudgeSpec | None = None, *, calibration: Any = None,
     """A judge: `model` is a GGUF path or catalog name (else $LOCALEVAL_MODEL, else the
     default), or a whole JudgeSpec; `settings` are JudgeSpec's fields (n_ctx, threads, seed,
     gpu_layers, judge_url, judge_concurrency, backend_options), checked as the CLI's are.
-    `calibration` (a localeval.calibration.CalibrationFile, from `localeval calibrate`)
+    `calibration` (a localeval.calibration.combination.CalibrationFile, from `localeval calibrate`)
     replaces the catalog's calibrations for the tasks it has.
 
     Imports the backend only now, so nothing pays for llama.cpp until a judge is needed.

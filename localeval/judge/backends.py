@@ -31,7 +31,7 @@ BACKENDS: dict[str, str] = {
 
 def calibration_tables(catalog: Mapping[str, Mapping[str, Any]], calibration: Any) -> dict[str, Mapping[str, Any]]:
     """The calibrations a judge applies: the catalog's, each replaced by the user's file's
-    (a localeval.calibration.CalibrationFile, or None) when it has one."""
+    (a localeval.calibration.combination.CalibrationFile, or None) when it has one."""
     tables = dict(catalog)
     if calibration is not None:
         tables.update(calibration.tables)
@@ -99,7 +99,7 @@ def checked_spec(spec: JudgeSpec) -> tuple[str, str | None, BaseModel]:
     """The backend `spec` names, its target and its validated options, without opening it: a
     run whose metrics use no judge still refuses `--judge-option bogus=1` (a typo in a config
     must not wait for the first run that judges to show)."""
-    from localeval.models import MODEL_ENV
+    from localeval.models.store import MODEL_ENV
 
     model = spec.model
     if model is None and spec.judge_url is None:

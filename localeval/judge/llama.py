@@ -19,8 +19,8 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from localeval.data.files import file_sha256
 from localeval.errors import JudgeError, ModelError
-from localeval.files import file_sha256
 from localeval.judge import Message, T, Usage
 from localeval.judge.backends import calibration_source, calibration_tables
 from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter
@@ -90,7 +90,7 @@ class LlamaJudge:
         calibration: Mapping[str, Mapping[str, Any]] | None = None,
         calibration_file: dict[str, str] | None = None,
     ) -> None:
-        from localeval.models import check_gguf
+        from localeval.models.store import check_gguf
 
         check_gguf(model_path)
         self.model_path = model_path
@@ -300,7 +300,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 def open_judge(target: str | None, spec: JudgeSpec, options: Options, calibration: Any = None) -> LlamaJudge:
     """The `gguf` backend: `target` is a GGUF path or catalog name (None: $LOCALEVAL_MODEL, else the default)."""
-    from localeval.models import CATALOG, resolve_model
+    from localeval.models.store import CATALOG, resolve_model
 
     path, catalog_name = resolve_model(target)
     return LlamaJudge(

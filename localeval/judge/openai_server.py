@@ -314,7 +314,7 @@ class _ClientError(Exception):
 
 def open_judge(target: str | None, spec: JudgeSpec, options: Options, calibration: Any = None) -> ServerJudge:
     """The `openai` backend: `target` is the server's base URL (for example http://127.0.0.1:8000/v1)."""
-    from localeval.models import CATALOG
+    from localeval.models.store import CATALOG
 
     if not target:
         raise ConfigError("the openai backend needs a URL: --judge-url http://HOST:PORT/v1")

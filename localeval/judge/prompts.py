@@ -2,7 +2,7 @@
 
 Every verdict is one token, "Yes" or "No", read from the logits: no sampled
 prose, no JSON to parse, and the probability feeds a calibrated combination
-(localeval.calibration). Layout follows what works for small checkers (MiniCheck):
+(localeval.calibration.combination). Layout follows what works for small checkers (MiniCheck):
 the document first and the question last, so the document is a prefix llama.cpp
 evaluates once and every question about it costs only its own tokens.
 """
@@ -10,7 +10,7 @@ evaluates once and every question about it costs only its own tokens.
 from __future__ import annotations
 
 from localeval.judge import Message
-from localeval.rubric import Rubric
+from localeval.judge.rubric import Rubric
 
 YES, NO = "Yes", "No"
 
@@ -84,7 +84,7 @@ CLAIMS_USER = (
 
 
 # The placeholders a user's rubric file may use instead of the user messages above
-# (localeval.rubric); the required ones are what the verdict is about.
+# (localeval.judge.rubric); the required ones are what the verdict is about.
 ATTRIBUTION_PLACEHOLDERS = frozenset({"document", "statement"})  # no {question}: see ATTRIBUTION_USER
 ATTRIBUTION_REQUIRED = frozenset({"document", "statement"})
 RELEVANCE_PLACEHOLDERS = frozenset({"question", "paragraph"})

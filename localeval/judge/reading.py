@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from localeval.errors import JudgeError
 from localeval.judge import Judge, Message, Usage
 from localeval.judge.prompts import NO, YES
-from localeval.rubric import Rubric
+from localeval.judge.rubric import Rubric
 
 PROBABILITY_FLOOR = 1e-6  # keeps log-odds finite: no verdict is read as certain
 

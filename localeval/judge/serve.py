@@ -43,7 +43,7 @@ def serve(spec: JudgeSpec, *, host: str = LOOPBACK, port: int = DEFAULT_PORT, an
     is told where it serves only once the options are checked and the model is loaded: a
     server that will not start never says it is serving."""
     from localeval.judge.backends import checked_options
-    from localeval.models import check_gguf, resolve_model
+    from localeval.models.store import check_gguf, resolve_model
 
     options = checked_options("gguf", spec.backend_options)
     gpu_layers, count = spec.gpu_layers, spec.threads or default_threads()

@@ -85,7 +85,7 @@ def register_metric(cls: type[Metric[Any]]) -> type[Metric[Any]]:
         raise ConfigError(f"{cls.__qualname__}: a metric's name must be lower-case letters, digits and underscores (got {name!r})")
     if name in REGISTRY and REGISTRY[name] is not cls:
         raise ConfigError(f"{cls.__qualname__}: the metric name '{name}' is taken by {REGISTRY[name].__module__}.{REGISTRY[name].__qualname__}")
-    from localeval.samples import Sample
+    from localeval.data.samples import Sample
 
     fields = getattr(cls, "required_fields", None)
     if not isinstance(fields, tuple) or not all(isinstance(f, str) and f in Sample.model_fields for f in fields):
@@ -180,7 +180,7 @@ def calibrated_metric(key: str) -> type[JudgeMetric[Any]]:
 def calibration_tasks() -> list[str]:
     """The calibration keys the registered metrics declare (`Metric.calibration_key`): a metric
     from another package that weighs its own features has its own table. The reader of
-    calibration files is given these by its caller (localeval.calibration does not import the
+    calibration files is given these by its caller (localeval.calibration.combination does not import the
     registry)."""
     return sorted({key for cls in REGISTRY.values() if (key := cls.calibration_key)})
 

@@ -12,7 +12,7 @@ lets a reader reconstruct the question; an evasive or off-topic one does not.
   call (ragas asks `strictness` times). It reads the response only, never the question. A
   committal verdict's reason is built from the questions instead (the one closest to the
   user's question, and how close): the judge's written tokens are most of the metric's cost.
-- The embeddings are all-MiniLM-L6-v2's (localeval.embedding: the catalog model, pulled and
+- The embeddings are all-MiniLM-L6-v2's (localeval.models.embedding: the catalog model, pulled and
   checked by SHA-256, run in numpy), one forward pass for the question and the generated ones.
 - Score = mean cosine(question, generated question) x (1 - noncommittal), as ragas 0.4.3's
   `_calculate_score`: NaN when every generated question is blank. Cosine similarity can be
@@ -32,11 +32,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
+from localeval.data.samples import Sample
 from localeval.judge import Judge
 from localeval.judge.prompts import questions_messages
 from localeval.judge.reading import UsageTally
 from localeval.metrics.base import Metric, Score, shorten
-from localeval.samples import Sample
 
 QUESTION_CHARS = 150  # a generated question is cut off by the grammar here
 REASON_CHARS = 150
@@ -134,7 +134,7 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
     def describe_params(self) -> dict[str, Any]:
         """The options, and the embedding model's SHA-256 (loaded here, so a missing model stops a
         run before its first sample)."""
-        from localeval.embedding import load_embedder
+        from localeval.models.embedding import load_embedder
 
         return {**super().describe_params(), "embedding_model": load_embedder().describe()}
 
@@ -163,7 +163,7 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
         """The score of the generated questions against the user's question: ragas' mean cosine
         similarity, 0 when noncommittal or below 0. A committal verdict's reason is the question
         closest to the user's and its similarity (`committal_reason`)."""
-        from localeval.embedding import load_embedder
+        from localeval.models.embedding import load_embedder
 
         vectors = load_embedder().embed([question, *questions])
         similarities = cosine_scores(vectors[0], vectors[1:])

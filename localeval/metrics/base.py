@@ -15,8 +15,8 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from localeval.data.samples import Sample
 from localeval.judge import Judge
-from localeval.samples import Sample
 
 MAX_ITEMS = 3  # items an explanation lists before "and N more"
 MAX_CHARS = 160  # characters of quoted text an explanation shows

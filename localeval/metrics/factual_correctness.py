@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from localeval.data.samples import Sample
 from localeval.graders.judge_rule import ATTRIBUTION_CALIBRATION, ATTRIBUTION_FEATURES, ATTRIBUTION_KEY
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
@@ -38,7 +39,6 @@ from localeval.metrics.base import MAX_ITEMS, Score, shorten
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.judging import JudgeMetric
 from localeval.metrics.recall import ContextRecall, RecallParams, StatementVerdict
-from localeval.samples import Sample
 
 EPSILON = 1e-8  # ragas' guard in precision and recall's denominators
 DECIMALS = 2  # ragas rounds the score to two decimals

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from localeval.data.samples import ContextId, Sample
 from localeval.judge import Judge
 from localeval.metrics.base import Metric, NoParams, Score, shorten
 from localeval.metrics.id_recall import MAX_IDS, distinct_ids
-from localeval.samples import ContextId, Sample
 
 
 class IdPrecisionDetails(BaseModel):

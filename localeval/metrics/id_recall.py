@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from localeval.data.samples import ContextId, Sample
 from localeval.judge import Judge
 from localeval.metrics.base import Metric, NoParams, Score, shorten
-from localeval.samples import ContextId, Sample
 
 MAX_IDS = 10  # ids an explanation lists
 

@@ -9,16 +9,16 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import AfterValidator, Field, field_validator
 
-from localeval.calibration import LogisticModel
+from localeval.calibration.combination import LogisticModel
+from localeval.data.samples import Sample
+from localeval.data.text import check_language, split_sentences
 from localeval.graders import Grader
 from localeval.graders.judge_rule import JudgeRule
 from localeval.graders.verifier import VerifierGrader
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
+from localeval.judge.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.metrics.base import Metric
-from localeval.rubric import JudgeTaskParams, Rubric, rubric_validator
-from localeval.samples import Sample
-from localeval.text import check_language, split_sentences
 
 # The graders a judge metric's options can name (localeval.graders): a new grader is its module
 # and one line here, and `JudgeParams.grader_name` names it from the options.
@@ -56,7 +56,7 @@ class JudgeParams(JudgeTaskParams):
     @field_validator("rubric", mode="before")
     @classmethod
     def _checked_rubric(cls, value: Any) -> Any:
-        """A path becomes a checked Rubric (localeval.rubric), with this metric's placeholders."""
+        """A path becomes a checked Rubric (localeval.judge.rubric), with this metric's placeholders."""
         return rubric_validator(cls.rubric_allowed, cls.rubric_required)(value)
 
 

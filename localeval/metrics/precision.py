@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from localeval.data.samples import Sample
 from localeval.graders import Usefulness
 from localeval.graders.judge_rule import USEFULNESS_CALIBRATION as DEFAULT_CALIBRATION
 from localeval.graders.judge_rule import USEFULNESS_FEATURES as FEATURES
@@ -43,11 +44,10 @@ from localeval.graders.judge_rule import USEFULNESS_KEY as CALIBRATION_KEY
 from localeval.judge import Judge
 from localeval.judge.prompts import USEFULNESS_PLACEHOLDERS, USEFULNESS_REQUIRED
 from localeval.judge.reading import UsageTally
+from localeval.judge.rubric import JudgeTaskParams
 from localeval.metrics.base import MAX_ITEMS, Score, ShareOption
 from localeval.metrics.judging import JudgeMetric, JudgeParams
 from localeval.metrics.ranking import average_precision
-from localeval.rubric import JudgeTaskParams
-from localeval.samples import Sample
 
 DEFAULT_THRESHOLD = 0.5
 

@@ -22,19 +22,19 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from localeval.evidence import StatementEvidence
+from localeval.data.samples import Sample
+from localeval.data.text import split_sentences
 from localeval.graders import Support
+from localeval.graders.evidence import StatementEvidence
 from localeval.graders.judge_rule import ATTRIBUTION_CALIBRATION as DEFAULT_CALIBRATION
 from localeval.graders.judge_rule import ATTRIBUTION_FEATURES as FEATURES
 from localeval.graders.judge_rule import ATTRIBUTION_KEY as CALIBRATION_KEY
 from localeval.judge import Judge
 from localeval.judge.prompts import ATTRIBUTION_PLACEHOLDERS, ATTRIBUTION_REQUIRED, claims_messages
 from localeval.judge.reading import UsageTally
+from localeval.judge.rubric import JudgeTaskParams
 from localeval.metrics.base import MAX_ITEMS, Score, ShareOption, shorten
 from localeval.metrics.judging import JudgeMetric, JudgeParams, context_sentences
-from localeval.rubric import JudgeTaskParams
-from localeval.samples import Sample
-from localeval.text import split_sentences
 
 CLAIM_CHARS = 200
 MAX_CLAIMS = 12

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from localeval.data.samples import Sample
+from localeval.data.text import split_sentences
 from localeval.graders import Grader, Unanswerable, Unit
 from localeval.graders.judge_units import RELEVANCE_CALIBRATION as DEFAULT_CALIBRATION
 from localeval.graders.judge_units import RELEVANCE_FEATURES as FEATURES
@@ -29,11 +31,9 @@ from localeval.graders.judge_units import RELEVANCE_KEY as CALIBRATION_KEY
 from localeval.judge import Judge
 from localeval.judge.prompts import RELEVANCE_PLACEHOLDERS, RELEVANCE_REQUIRED
 from localeval.judge.reading import UsageTally
+from localeval.judge.rubric import JudgeTaskParams
 from localeval.metrics.base import Score, ShareOption
 from localeval.metrics.judging import JudgeMetric, JudgeParams
-from localeval.rubric import JudgeTaskParams
-from localeval.samples import Sample
-from localeval.text import split_sentences
 
 DEFAULT_THRESHOLD = 0.5
 JUDGED_CONTEXTS = 3  # the judge reads at most this many passages (those that mention most of the question)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import distance, fuzz
 
+from localeval.data.samples import Sample
 from localeval.judge import Judge
 from localeval.metrics.base import MAX_ITEMS, Metric, Score, ShareOption
-from localeval.samples import Sample
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from localeval.figures import MetricFigures, SummaryFigures
-from localeval.gates import MeanGate
+from localeval.data.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
 from localeval.interrupts import users_interrupt
 from localeval.metrics import BUILTIN, metric_class
-from localeval.ppi import PredictionPowered
-from localeval.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
+from localeval.stats.figures import MetricFigures, SummaryFigures
+from localeval.stats.gates import MeanGate
+from localeval.stats.ppi import PredictionPowered
 
 
 def explain(row: ResultRow, metric: str) -> str:

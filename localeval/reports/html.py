@@ -2,7 +2,7 @@
 
 No network, no external scripts or fonts: the histograms are inline SVG drawn here,
 and the only script (sorting the table) is inline. Every value is escaped where it
-is written (`localeval.escaping.html_text`), including the ones that "are numbers":
+is written (`localeval.reports.escaping.html_text`), including the ones that "are numbers":
 a results file is untrusted input. The table is bounded: past MAX_TABLE_ROWS
 samples it shows the lowest-scoring ones (errors first), and says so.
 """
@@ -14,10 +14,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
-from localeval.escaping import html_text
-from localeval.figures import SummaryFigures
+from localeval.data.results import ResultRow
 from localeval.reports import explain, interval, noise_notes, number, uncertainty_notes
-from localeval.results import ResultRow
+from localeval.reports.escaping import html_text
+from localeval.stats.figures import SummaryFigures
 
 BINS = 10
 CHART_W, CHART_H, PAD = 320, 140, 24

@@ -12,10 +12,10 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from localeval.escaping import xml_attribute, xml_text
-from localeval.figures import MetricFigures, SummaryFigures
+from localeval.data.results import Outcome, ResultRow
 from localeval.reports import explain, number, score_text
-from localeval.results import Outcome, ResultRow
+from localeval.reports.escaping import xml_attribute, xml_text
+from localeval.stats.figures import MetricFigures, SummaryFigures
 
 SPOOL_BYTES = 1 << 20  # a suite's cases stay in memory up to this size, then go to disk
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import IO
 
-from localeval.escaping import markdown_cell
-from localeval.figures import SummaryFigures
-from localeval.gates import MeanGate
+from localeval.data.results import Outcome, ResultRow
 from localeval.reports import FIGURE_WORDS, explain, interval, noise_notes, number, score_text, threshold_reading, uncertainty_notes
-from localeval.results import Outcome, ResultRow
+from localeval.reports.escaping import markdown_cell
+from localeval.stats.figures import SummaryFigures
+from localeval.stats.gates import MeanGate
 
 MAX_FAILURES = 50  # failing samples listed; the rest are counted
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from localeval.escaping import plain
-from localeval.figures import SummaryFigures
 from localeval.reports import gate_text, interval, noise_notes, number, threshold_reading, uncertainty_notes
+from localeval.reports.escaping import plain
+from localeval.stats.figures import SummaryFigures
 
 
 def summary_table(summary: SummaryFigures) -> str:

@@ -58,7 +58,7 @@ GELU = {"tanh": _gelu, "erf": _gelu_erf}
 class Encoder:
     """Logits for padded batches of token ids. `weights` maps the tensor names train_verifier.py writes.
 
-    The same encoder runs the embedding model (localeval.embedding): its weights carry no head,
+    The same encoder runs the embedding model (localeval.models.embedding): its weights carry no head,
     it reads the hidden states (`hidden_states`), and it computes GELU with erf, as it was trained."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], heads: int, gelu: str = "tanh") -> None:

@@ -21,8 +21,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
+from localeval.data.jsonl import MAX_LINE_BYTES, bounded_lines
 from localeval.errors import InputError
-from localeval.io import MAX_LINE_BYTES, bounded_lines
 
 INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
 OMITTED_KEY = "omitted"  # the one details key of a metric whose details were left out of a row too long to write

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from localeval.errors import ConfigError
-from localeval.intervals import narrowest_half_width
-from localeval.ppi import MIN_LABELS, PredictionPowered
+from localeval.stats.intervals import narrowest_half_width
+from localeval.stats.ppi import MIN_LABELS, PredictionPowered
 
 # Below this many scored samples the interval is always the whole [0, 1] (its narrowest half-width
 # reaches 1): an interval gate cannot be settled.

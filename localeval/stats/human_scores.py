@@ -1,6 +1,6 @@
 """Human scores for some scored samples, from a labels file's rows that carry a sample's `id`.
 
-The file is `localeval calibrate`'s (localeval.labels). Attribution rows (`statement`,
+The file is `localeval calibrate`'s (localeval.data.labels). Attribution rows (`statement`,
 `label`) give context_recall (or, with `"metric": "faithfulness"`, faithfulness) the share of
 the sample's labelled statements that are attributed; a usefulness row (`useful`) gives
 context_precision the average precision of its labels; a relevance row (`required`) gives
@@ -11,7 +11,25 @@ are on one scale), [] being 0, "insufficient information". A relevance row whose
 sentences are not in its contexts is left out by line, as `calibrate` leaves it out. Rows
 without an `id` are calibration rows only. The summary joins each id to at most one scored
 sample and sets these beside the metric's own scores for a prediction-powered estimate
-(localeval.ppi).
+(localeval.stats.ppi).
+
+Whether a row describes the sample it names (the join's check):
+
+A person labelled what the row shows: its retrieved contexts and, for an attribution row, a
+statement. A sample with the same id but other contexts (the pipeline retrieved again, or the
+ids were reused) is not what the person judged, so the label would correct the metric with a
+judgement about something else. A row is used only when
+
+- a usefulness row's contexts are the sample's, in the same order (average precision reads ranks);
+- an attribution or relevance row's contexts are the sample's, in any order (attribution to a set
+  of contexts and a share of their units do not depend on the order);
+- an attribution row's statement is not found in the other field's text alone: a statement of the
+  response in a row without `"metric": "faithfulness"` (so it labels context_recall, whose
+  statements come from the reference) would correct the wrong metric, and the other way round.
+  A statement found in neither (a paraphrase, a claim) is taken as the person wrote it.
+
+Contexts compare with surrounding whitespace stripped; statements with whitespace runs collapsed
+and case folded. `disagreement` gives a (field, reason) pair, or None when the row agrees.
 """
 
 from __future__ import annotations
@@ -23,13 +41,74 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.data.files import file_sha256
+from localeval.data.jsonl import STDIN, Record, input_name, read_records
+from localeval.data.labels import STATEMENT_METRICS, LeftOut, RequiredSentences, read_labels, required_sentences
+from localeval.data.samples import Sample
 from localeval.errors import ConfigError, InputError
-from localeval.files import file_sha256
-from localeval.io import STDIN, Record, input_name, read_records
-from localeval.label_check import PRECISION, LabelRow, disagreement
-from localeval.labels import STATEMENT_METRICS, LeftOut, RequiredSentences, read_labels, required_sentences
 from localeval.metrics.ranking import average_precision
-from localeval.samples import Sample
+
+PRECISION = "context_precision"
+STATEMENT_FIELDS = {"context_recall": "reference", "faithfulness": "response"}  # whose statement an attribution row labels
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One labels row with an id: the metric it labels, the human score it gives (an attribution
+    label, a usefulness row's average precision, a relevance row's share), and what it says about
+    its sample."""
+
+    line: int
+    metric: str
+    value: float
+    contexts: tuple[str, ...]
+    statement: str | None = None
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _contexts_problem(row: LabelRow, sample: Sample) -> str | None:
+    ours = [c.strip() for c in row.contexts]
+    theirs = [c.strip() for c in sample.retrieved_contexts or []]
+    if ours == theirs:
+        return None
+    if row.metric != PRECISION and sorted(ours) == sorted(theirs):
+        return None
+    if sorted(ours) == sorted(theirs):
+        return "the sample's retrieved contexts in another order (a usefulness label belongs to a rank)"
+    if len(ours) != len(theirs):
+        return f"{len(ours)} retrieved contexts where the sample has {len(theirs)}"
+    first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), 0)
+    return f"retrieved context {first + 1} is not the sample's"
+
+
+def _statement_problem(row: LabelRow, sample: Sample) -> str | None:
+    if row.statement is None or row.metric not in STATEMENT_FIELDS:
+        return None
+    wanted = STATEMENT_FIELDS[row.metric]
+    other = next(name for name in STATEMENT_FIELDS.values() if name != wanted)
+    statement = _plain(row.statement)
+    in_wanted = statement in _plain(getattr(sample, wanted) or "")
+    if in_wanted or statement not in _plain(getattr(sample, other) or ""):
+        return None
+    if row.metric == "context_recall":
+        return 'the statement is in the sample\'s response, not its reference: a faithfulness label needs "metric": "faithfulness"'
+    return 'the statement is in the sample\'s reference, not its response: a context_recall label leaves "metric" out'
+
+
+def disagreement(row: LabelRow, sample: Sample) -> tuple[str, str] | None:
+    """The field of `row` that says something else about `sample` than the sample does, and how;
+    None when the row describes the sample."""
+    contexts = _contexts_problem(row, sample)
+    if contexts is not None:
+        return "retrieved_contexts", contexts
+    statement = _statement_problem(row, sample)
+    if statement is not None:
+        return "metric", statement
+    return None
+
 
 RELEVANCE = "context_relevance"
 
@@ -48,7 +127,7 @@ UNITS = ("sentence", "line", "chunk")
 def relevance_units(options: Any, where: str) -> RelevanceUnits:
     """The unit and language of context_relevance's options (the metric's own, or a results
     header's, which is untrusted: an unknown unit or language is refused, naming `where`)."""
-    from localeval.text import check_language
+    from localeval.data.text import check_language
 
     options = options if isinstance(options, dict) else {}
     unit, language = options.get("unit", "sentence"), options.get("language", "en")
@@ -68,7 +147,7 @@ class Gold:
     sample; and the rows left out, by line.
 
     `check` each sample a label names before its scores are joined: a row that says something
-    else about its sample than the sample says (localeval.label_check) is left out, by line."""
+    else about its sample than the sample says (`disagreement`) is left out, by line."""
 
     rows: dict[str, list[LabelRow]]
     path: str

@@ -24,25 +24,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from localeval.calibration import checked_calibration
+from localeval.calibration.combination import checked_calibration
+from localeval.data.files import CHUNK, STDIO, atomic_text, cannot_write, diverted_stdout, is_regular_or_new, locked_for_writing, refuse_overlaps
+from localeval.data.jsonl import MAX_LINE_BYTES, Record, read_records
+from localeval.data.results import ResultRow, RunHeader, dumps_json, parse_line
+from localeval.data.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample, mapped_field
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
-from localeval.figures import SummaryFigures
-from localeval.files import CHUNK, STDIO, atomic_text, cannot_write, diverted_stdout, is_regular_or_new, locked_for_writing, refuse_overlaps
-from localeval.gold import RELEVANCE, Gold, read_gold, relevance_units
 from localeval.interrupts import watching_ctrl_c
-from localeval.io import MAX_LINE_BYTES, Record, read_records
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
 from localeval.judge.spec import JudgeSpec
 from localeval.metrics import DEFAULT_METRICS, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
-from localeval.provenance import describe_run, resume_differences
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
-from localeval.results import ResultRow, RunHeader, dumps_json, parse_line
-from localeval.runner import score
-from localeval.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample, mapped_field
-from localeval.settings import LOCAL_RAY, RunSettings
-from localeval.summary import Summary
+from localeval.run.provenance import describe_run, resume_differences
+from localeval.run.runner import score
+from localeval.run.settings import LOCAL_RAY, RunSettings
+from localeval.stats.figures import SummaryFigures
+from localeval.stats.human_scores import RELEVANCE, Gold, read_gold, relevance_units
+from localeval.stats.summary import Summary
 
 SPOOL_BYTES = 8 << 20  # rows kept in memory for the reports when there is no results file
 
@@ -351,7 +351,7 @@ def _open_source(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: J
         return _LocalSource(settings, metrics, judge, on_message, gold)
     if judge is not None or settings.judge_url:
         raise ConfigError("--ray loads the judge on every worker from --model; it takes neither a loaded judge nor --judge-url")
-    from localeval.distributed import RayScorer
+    from localeval.run.distributed import RayScorer
 
     return RayScorer(settings, metrics, None if settings.ray == LOCAL_RAY else settings.ray)
 

@@ -1,6 +1,6 @@
 """What a summary says, typed: the figures every report and the command line read by attribute.
 
-`localeval.summary` accumulates rows; at the end it hands out one `SummaryFigures`, frozen, so a
+`localeval.stats.summary` accumulates rows; at the end it hands out one `SummaryFigures`, frozen, so a
 writer cannot read a figure by a misspelt key or change what the next writer sees. The JSON that
 --summary-json writes (and the Python API's `summary` dict) is `to_json_dict()`, the one place
 that knows the file's key names and which keys appear only when they apply.
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.gates import MeanGate, ThresholdGate
-from localeval.ppi import PredictionPowered
+from localeval.stats.gates import MeanGate, ThresholdGate
+from localeval.stats.ppi import PredictionPowered
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
+from localeval.data.files import read_small_file
 from localeval.errors import ConfigError
-from localeval.files import read_small_file
-from localeval.gates import RETIRED_GATE_MODES, GateOn
 from localeval.judge.spec import JudgeSpec
+from localeval.stats.gates import RETIRED_GATE_MODES, GateOn
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -3,7 +3,7 @@
 The only module that imports ray (the `ray` extra), and only when --ray is given.
 
 - The input is read with Ray Data (`read_binary_files`, so from any filesystem Ray
-  reads) and cut into numbered lines by `localeval.io.numbered_lines`, exactly as the
+  reads) and cut into numbered lines by `localeval.data.jsonl.numbered_lines`, exactly as the
   local reader numbers them; lines a resumed run already has are dropped there.
 - Judge metrics run on a pool of actors that each load the judge once; metrics that
   need no judge run as plain Ray tasks (no pool, no model).
@@ -20,15 +20,15 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from localeval.calibration import checked_calibration
+from localeval.calibration.combination import checked_calibration
+from localeval.data.jsonl import input_name, numbered_lines, to_record
+from localeval.data.results import ResultRow
 from localeval.errors import ConfigError
-from localeval.io import input_name, numbered_lines, to_record
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec
 from localeval.metrics import Metric, calibration_tasks
-from localeval.results import ResultRow
-from localeval.runner import STRING_BATCH, score
-from localeval.settings import RunSettings
+from localeval.run.runner import STRING_BATCH, score
+from localeval.run.settings import RunSettings
 
 JUDGE_BATCH = 2  # samples an actor scores per call: small, so a restart redoes little
 IN_FLIGHT_PER_WORKER = 2  # batches queued per worker, so none waits for the driver

@@ -23,14 +23,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, TypeVar, cast
 
+from localeval.data.jsonl import Record
+from localeval.data.results import INPUT_ERROR_KEY, ResultRow, dumps_json
+from localeval.data.samples import Sample, parse_sample
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.interrupts import ctrl_c_pressed, users_interrupt
-from localeval.io import Record
 from localeval.judge import Judge
 from localeval.judge.shared import SharedVerdicts
 from localeval.metrics import BUILTIN, Metric, Score, create_metric
-from localeval.results import INPUT_ERROR_KEY, ResultRow, dumps_json
-from localeval.samples import Sample, parse_sample
 
 PROMPT_EVALUATED = "prompt_evaluated"
 WAIT_SECONDS = 0.1  # how often the main thread looks up from waiting for judge calls
@@ -82,7 +82,7 @@ def score(
     """Score every sample with every metric; yield results in input order as they are ready.
 
     `samples` may be Sample objects, plain dicts (ragas or legacy field names) or
-    Records from `localeval.io.read_records`; a bad one yields a result whose
+    Records from `localeval.data.jsonl.read_records`; a bad one yields a result whose
     errors name the problem, and the others are still scored. Lines in
     `skip_lines` (already scored by an interrupted run) are passed over.
     """

@@ -14,7 +14,7 @@ from typing import Any
 
 from localeval.judge.spec import SPEED_KEY
 from localeval.metrics import Metric, plugin_package
-from localeval.settings import RunSettings
+from localeval.run.settings import RunSettings
 
 PACKAGES = ("localeval", "rapidfuzz", "pysbd", "pydantic", "numpy", "llama_cpp_python")
 

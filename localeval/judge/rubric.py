@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from localeval.data.files import read_small_file
 from localeval.errors import ConfigError
-from localeval.files import read_small_file
 
 MAX_RUBRIC_BYTES = 64 * 1024  # a task text, not a document
 

@@ -99,7 +99,7 @@ class CalibrationFile:
         """Why this file may not fit the judge `model` names (a catalog name, a path, or a served
         model's name; None: the default), or None when it was fitted for it or cannot tell. By
         the catalog's SHA-256 where both sides have one, else by name: nothing is hashed here."""
-        from localeval.models import CATALOG, DEFAULT_MODEL, MODEL_ENV
+        from localeval.models.store import CATALOG, DEFAULT_MODEL, MODEL_ENV
 
         fitted = self.fitted_judge or {}
         choice = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
@@ -125,7 +125,7 @@ def read_calibration_file(path: str, tasks: Sequence[str]) -> CalibrationFile:
     import hashlib
     import json
 
-    from localeval.files import read_small_file
+    from localeval.data.files import read_small_file
 
     raw = read_small_file(path, MAX_CALIBRATION_BYTES, "calibration file")
     try:

@@ -4,7 +4,7 @@
     {"user_input": "...", "retrieved_contexts": [...], "required": ["a sentence", ...]}  # relevance (context_relevance)
     {"retrieved_contexts": [...], "useful": [1, 0, ...]}                                 # usefulness (context_precision)
 
-with an optional "id": the id of a scored sample the row labels (localeval.gold), read as the
+with an optional "id": the id of a scored sample the row labels (localeval.stats.human_scores), read as the
 input reader reads an id (3.0, as pandas writes an integer column with gaps, is the id 3). An attribution
 row labels a statement of the reference (context_recall) unless its "metric" says "faithfulness"
 (a statement of the response); both are the same judgement, so `localeval calibrate` fits on both.
@@ -14,7 +14,7 @@ checked before anything is done with the file, and a problem names its file, lin
 A relevance row whose `required` names a sentence its contexts do not have is left out, by
 line, with a notice, by `calibrate` and `score --labels` alike (`required_sentences`); a row
 with an id that does not describe the sample it names is left out by `score --labels`
-(localeval.label_check).
+(localeval.stats.human_scores).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from localeval.data.jsonl import STDIN, input_name, numbered_lines, open_binary
+from localeval.data.samples import integral_float_as_int
 from localeval.errors import InputError
-from localeval.io import STDIN, input_name, numbered_lines, open_binary
-from localeval.samples import integral_float_as_int
 
 KINDS = ("statement", "required", "useful")
 STATEMENT_METRICS = ("context_recall", "faithfulness")  # whose statement an attribution row labels (the first: by default)
@@ -65,7 +65,7 @@ def required_sentences(row: dict[str, Any], name: str, number: int, language: st
     required ones. A `required` entry that is no sentence of the contexts raises LeftOut: the row
     would otherwise count a sentence nobody can find (three copies of it would make a human score of
     1.0), or teach a fit that nothing was required."""
-    from localeval.text import split_sentences
+    from localeval.data.text import split_sentences
 
     sentences: list[str] = []
     contexts: list[int] = []

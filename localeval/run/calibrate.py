@@ -24,15 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from localeval.calibration import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
+from localeval.calibration.combination import CALIBRATION_FORMAT, CALIBRATION_VERSION, LogisticModel
+from localeval.calibration.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
+from localeval.data.jsonl import input_name
+from localeval.data.labels import LeftOut, read_labels, required_sentences
+from localeval.data.samples import Sample
 from localeval.errors import JudgeError, LocalevalError
-from localeval.fitting import FOLDS, Fit, auc, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders import judge_units
-from localeval.io import input_name
 from localeval.judge import Judge
-from localeval.labels import LeftOut, read_labels, required_sentences
 from localeval.metrics import calibrated_metric, recall, relevance
-from localeval.samples import Sample
 
 MIN_ROWS = 20  # below this, a fit of seven weights says more about the rows than the text
 

@@ -133,7 +133,7 @@ _ID_FIELDS = frozenset({"id", "retrieved_context_ids", "reference_context_ids"})
 def integral_float_as_int(value: Any) -> Any:
     """pandas writes an integer column with gaps as floats (7.0); ragas reads those ids as 7.
     7.5 stays a float, and is then refused: an id is a string or an integer. The labels reader
-    (localeval.labels) reads a row's id the same way, so a label joins the sample it names."""
+    (localeval.data.labels) reads a row's id the same way, so a label joins the sample it names."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value

@@ -1,18 +1,18 @@
 """The 95% interval of a mean of scores in [0, 1], from the running moments the summary keeps.
 
-Apart from the accumulation (localeval.summary) so that the rule is read in one place: the
+Apart from the accumulation (localeval.stats.summary) so that the rule is read in one place: the
 interval follows the small-sample rule of the prediction-powered interval's labelled part
-(localeval.ppi). Its variance is computed as if one more sample disagreed with the others by the
+(localeval.stats.ppi). Its variance is computed as if one more sample disagreed with the others by the
 whole [0, 1] range, and it uses Student's t with n - 1 degrees of freedom. Two samples of 1.0 have
 no spread, and a plain mean +- 1.96 standard errors would call 1.0 certain; with the rule a handful
-of samples always gives the whole 0-1 (localeval.gates.FEWEST_TO_SETTLE), and the extra fades as 1 / n.
+of samples always gives the whole 0-1 (localeval.stats.gates.FEWEST_TO_SETTLE), and the extra fades as 1 / n.
 """
 
 from __future__ import annotations
 
 import math
 
-from localeval.ppi import t_quantile_975
+from localeval.stats.ppi import t_quantile_975
 
 # Student's t 0.975 quantiles where ppi's expansion is not yet within 2e-5 of them (below 9 degrees of freedom)
 _T975_FEW = {1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912, 7: 2.364624, 8: 2.306004}

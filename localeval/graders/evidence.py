@@ -161,7 +161,7 @@ class StatementEvidence:
         return max((m.similarity for m in self.matches), default=0.0)
 
     def features(self) -> dict[str, float]:
-        """The named features the calibrated combination reads (see localeval.calibration)."""
+        """The named features the calibrated combination reads (see localeval.calibration.combination)."""
         return {
             "coverage": self.coverage,
             "best_coverage": self.best_coverage,

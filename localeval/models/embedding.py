@@ -111,10 +111,10 @@ class Embedder:
 def load_embedder() -> Embedder:
     """The catalog's embedding model from the model store, its files' sizes and SHA-256 checked
     (once per process); ModelError, saying how to pull it, when it is not there."""
-    from localeval import models
+    from localeval.models import store
 
-    path = models.verify(MODEL_NAME)
-    vocab_path = models.extra_path(MODEL_NAME, "vocab")
+    path = store.verify(MODEL_NAME)
+    vocab_path = store.extra_path(MODEL_NAME, "vocab")
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise ModelError(f"{path}: larger than the embedding model can be")
@@ -123,6 +123,6 @@ def load_embedder() -> Embedder:
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"cannot read the embedding model ({exc}); pull it again: localeval models pull {MODEL_NAME}") from None
     digest = hashlib.sha256(data).hexdigest()
-    if digest != models.catalog_entry(MODEL_NAME).sha256:  # changed since verify read it
+    if digest != store.catalog_entry(MODEL_NAME).sha256:  # changed since verify read it
         raise ModelError(f"{path} has SHA-256 {digest}, not the catalog's; pull it again: localeval models pull {MODEL_NAME}")
     return Embedder(data, vocab, digest)

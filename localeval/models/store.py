@@ -25,8 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from localeval.data.files import file_sha256
 from localeval.errors import ModelError
-from localeval.files import file_sha256
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,7 +67,7 @@ class CatalogModel:
     packages: tuple[str, ...]
     # Calibrated combinations of the judge's log-odds and the evidence features, per
     # task ("attribution", "relevance"), fitted on the dev sets by
-    # `benchmarks/write_catalog.py` (or a user's `localeval calibrate`) (see localeval.calibration).
+    # `benchmarks/write_catalog.py` (or a user's `localeval calibrate`) (see localeval.calibration.combination).
     calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
     kind: str = JUDGE
     extra: tuple[ExtraFile, ...] = ()

@@ -7,9 +7,9 @@ is exact while a metric has at most MAX_DISTINCT distinct scores (ratios of smal
 counts, as every localeval metric produces, rarely have more) and otherwise
 within half a bin (BIN_WIDTH / 2 = 0.00005) of the exact median.
 
-The mean's 95% interval is localeval.intervals' (the small-sample rule), the gates' verdicts
-localeval.gates', the labelled metrics' prediction-powered figures localeval.ppi's; what comes out
-is one typed `SummaryFigures` (localeval.figures) that every report reads.
+The mean's 95% interval is localeval.stats.intervals' (the small-sample rule), the gates' verdicts
+localeval.stats.gates', the labelled metrics' prediction-powered figures localeval.stats.ppi's; what comes out
+is one typed `SummaryFigures` (localeval.stats.figures) that every report reads.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from localeval.data.results import Outcome, ResultRow
 from localeval.errors import ConfigError
-from localeval.figures import JudgeUsage, LabelsJoin, MetricFigures, SummaryFigures
-from localeval.gates import GateOn, MeanGate, ThresholdGate, check_gate_on, mean_gate
-from localeval.gold import Gold
-from localeval.intervals import mean_interval
-from localeval.ppi import PredictionPowered, prediction_powered
-from localeval.results import Outcome, ResultRow
+from localeval.stats.figures import JudgeUsage, LabelsJoin, MetricFigures, SummaryFigures
+from localeval.stats.gates import GateOn, MeanGate, ThresholdGate, check_gate_on, mean_gate
+from localeval.stats.human_scores import Gold
+from localeval.stats.intervals import mean_interval
+from localeval.stats.ppi import PredictionPowered, prediction_powered
 
 MAX_DISTINCT = 10_000
 BINS = 10_000
@@ -93,7 +93,7 @@ class ScoreDistribution:
         return math.sqrt(max(self._squares, 0.0) / (self.count - 1) / self.count)
 
     def interval(self) -> tuple[float, float] | None:
-        """The mean's 95% interval (localeval.intervals); None below 2 scores."""
+        """The mean's 95% interval (localeval.stats.intervals); None below 2 scores."""
         return mean_interval(self.count, self.mean(), self._squares)
 
     def _value_at(self, rank: int) -> float:
@@ -161,7 +161,7 @@ class Summary:
     ) -> None:
         """`gate_on`: what a min_mean gate compares (GATE_MODES; an interval gate reads the
         prediction-powered interval of a metric with labels). `gold`: human scores by sample id
-        (localeval.gold), each joined to at most one scored sample."""
+        (localeval.stats.human_scores), each joined to at most one scored sample."""
         thresholds = dict(thresholds or {})
         min_mean = dict(min_mean or {})
         for kind, values in (("threshold", thresholds), ("min_mean", min_mean)):
@@ -250,7 +250,7 @@ class Summary:
         return prediction_powered(scores.count, scores.mean(), scores.variance(), pairs)
 
     def _labels_join(self) -> LabelsJoin | None:
-        """How the labels file joined the samples (localeval.figures.LabelsJoin)."""
+        """How the labels file joined the samples (localeval.stats.figures.LabelsJoin)."""
         if self.gold is None:
             return None
         ambiguous = sorted(self._ambiguous)

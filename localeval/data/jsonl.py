@@ -18,8 +18,8 @@ from typing import Any, BinaryIO, Protocol
 
 from pydantic_core import from_json
 
+from localeval.data.samples import LEGACY_NAMES, Sample, mapped_field, parse_sample, parse_sample_json
 from localeval.errors import InputError
-from localeval.samples import LEGACY_NAMES, Sample, mapped_field, parse_sample, parse_sample_json
 
 STDIN = "-"
 MAX_LINE_BYTES = 64 << 20  # one limit for every line localeval reads (inputs, results, labels): far above any real one, far below running out of memory
