@@ -127,8 +127,9 @@ def main() -> None:
     verifier = Verifier(str(args.file), data)
     samples = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()]
     units = unit_logits(verifier, samples)
-    stored = json.loads(read_tensors(data)[1]["calibration"])  # a file tuned before keeps its pairwise cut there
-    pair_cut = float(stored["relevance"].get("pair_cut", verifier.calibration["relevance"].cut))
+    tensors, metadata = read_tensors(data)
+    calibration = json.loads(metadata["calibration"])  # a file tuned before keeps its pairwise cut there
+    pair_cut = float(calibration["relevance"].get("pair_cut", verifier.calibration["relevance"].cut))
     scored: dict[tuple[float, float], dict[str, float]] = {}
     for weight in PASSAGE_WEIGHTS:
         scores = [unit_scores(u, weight) for u in units]
@@ -147,8 +148,6 @@ def main() -> None:
     weighted = max(scored, key=lambda k: mean[k])
     chosen_weight, best = weighted if mean[weighted] >= mean[plain] + MIN_GAIN else plain
     print(f"chosen: passage weight {chosen_weight}, cut {best:+.2f}")
-    tensors, metadata = read_tensors(data)
-    calibration = json.loads(metadata["calibration"])
     if args.relevance_only:
         attribution_cut, labels = calibration["attribution"]["cut"], []
         print(f"attribution cut kept: {attribution_cut:+.2f}")
