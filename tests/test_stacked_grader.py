@@ -92,7 +92,7 @@ def test_without_a_stacked_model_for_this_judge_and_verifier_the_judge_rule_deci
     needs = StackedGrader(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     alone = JudgeRule(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     assert (needs.probabilities, needs.features) == (alone.probabilities, alone.features), why
-    assert needs.notes["decided_by"] == "judge rule (no stacked model for this judge)"
+    assert needs.notes["decided_by"] == "judge rule (no stacked model in this judge's table)"
 
 
 def test_a_rubric_leaves_the_decision_to_the_judge_rule(small_judge: Any, tmp_path: Any) -> None:
@@ -101,8 +101,9 @@ def test_a_rubric_leaves_the_decision_to_the_judge_rule(small_judge: Any, tmp_pa
     rubric.write_text("Is this paragraph needed to answer {question}? {paragraph} Answer Yes or No.", encoding="utf-8")
     metric = create_metric("context_relevance", {"grader": "stacked", "rubric": str(rubric)})
     judge = TablesOf(small_judge, _tables(relevance=_stacked(RELEVANCE_KEY, verifier=5.0)))
-    grader = metric.grader(judge)
-    assert grader.models[RELEVANCE_KEY] is None
+    needs = metric.grader(judge).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    assert needs.notes["decided_by"] == "judge rule (a rubric replaces the task the stacked model was fitted on)"
+    assert "verifier" not in needs.features[0]
 
 
 def test_a_malformed_stacked_model_is_refused_naming_its_table() -> None:

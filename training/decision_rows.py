@@ -67,14 +67,15 @@ def attribution_claims(rows_path: Path) -> list[dict[str, Any]]:
     by_source: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_source.setdefault(row["source"], []).append(row)
-    claims = []
+    ranked: list[tuple[int, str, dict[str, Any]]] = []
     for source in sorted(by_source):
-        for row in rng.sample(by_source[source], min(CLAIMS_PER_SOURCE, len(by_source[source]))):
+        for rank, row in enumerate(rng.sample(by_source[source], min(CLAIMS_PER_SOURCE, len(by_source[source])))):
             others = [o["b"] for o in rng.sample(rows, DISTRACTORS * 2) if o["group"] != row["group"]][:DISTRACTORS]
             sentences = [*others, row["b"]]
             rng.shuffle(sentences)
-            claims.append({"source": source, "group": row["group"], "claim": row["a"], "sentences": sentences, "label": int(row["label"])})
-    return claims
+            ranked.append((rank, source, {"source": source, "group": row["group"], "claim": row["a"], "sentences": sentences, "label": int(row["label"])}))
+    # Source by source in turn, so a run stopped early (the file resumes) still holds every source.
+    return [claim for _, _, claim in sorted(ranked, key=lambda item: item[:2])]
 
 
 def attribution_rows(args: argparse.Namespace, verifier: Verifier, judge: Judge) -> None:

@@ -16,7 +16,8 @@ So the stacked model is used only where it was fitted: with that judge, that ver
 the task's table as the catalog has it. A calibration file that replaces the task's table (the
 user's own `localeval calibrate`) has no `stacked`, and the judge rule under the user's table
 decides, as it did before; so does a judge the catalog fits no stacked model for (a GGUF file of
-your own, the test model). `decided_by` in the details says which rule decided each sample.
+your own, the test model). context_relevance's details say which rule decided (`decided_by`);
+a statement's features hold `verifier` where the stacked model decided it.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class StackedGrader(Grader):
         sha256 = load_verifier().sha256
         # A rubric replaces the judge's task, so its log-odds are not those the model was fitted on.
         self.models = {task: None if rubric is not None else stacked_model(tables, task, sha256) for task in STACKED_FEATURES}
+        self.alone = "judge rule (a rubric replaces the task the stacked model was fitted on)" if rubric is not None else "judge rule (no stacked model in this judge's table)"
 
     @classmethod
     def recorded(cls) -> dict[str, Any]:
@@ -100,7 +102,7 @@ class StackedGrader(Grader):
         judged = self.rule.needed(question, units, passages, tally, judged_contexts, whole_contexts)
         model = self.models[RELEVANCE_KEY]
         if model is None:
-            return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": "judge rule (no stacked model for this judge)"})
+            return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": self.alone})
         try:
             read = self.verifier.needed(question, units, passages, tally)
         except Unanswerable as refusal:
