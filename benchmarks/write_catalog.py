@@ -14,11 +14,11 @@ score (docs/HISTORY.md records which rows each shipped table was fitted on).
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from accuracy import build_parser, measure, print_report
 
 from localeval.graders.stacked import STACKED

@@ -6,11 +6,11 @@ the judge rule decides exactly as it does alone. Real SmolLM2 answers and the sh
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+import tomllib
 
 from localeval.calibration.combination import LogisticModel
 from localeval.errors import ConfigError

@@ -36,13 +36,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import tomllib
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tomllib
 from splits import refuse_sealed
 
 from localeval.calibration.fitting import balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
