@@ -1,8 +1,8 @@
 """The judge metrics with the trained verifier (`--verifier`), scored on labelled rows it was never trained on.
 
 No fitting, no cross-validation: every figure is the metric's own decision with its shipped
-options (`--no-verifier` scores the judge rule, the metrics' default, through the cached judge,
-for the same rows). Rows (benchmarks/DATA_SOURCES.md, training/DATA.md):
+options, under the grader named (`--grader judge` scores the judge rule and `--grader stacked`
+both through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES.md, training/DATA.md):
 
 - relevance: shared/data/relevance_dev.jsonl (HotpotQA; training takes neither these questions
   nor the reserved ones since 2026-11-26: before, 286 of the 300 were training rows of every
@@ -37,10 +37,10 @@ TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "pl
 
 
 class Scorer:
-    """The two judge metrics with default options (or verifier off), and the judge they need then."""
+    """The two judge metrics with the grader named, and the judge they need then."""
 
-    def __init__(self, verifier: bool, model: str | None) -> None:
-        options: dict[str, Any] = {"verifier": verifier}
+    def __init__(self, grader: str, model: str | None) -> None:
+        options: dict[str, Any] = {"grader": grader}
         self.relevance = create_metric("context_relevance", options)
         self.recall = create_metric("context_recall", options)
         self.judge = None
@@ -213,23 +213,24 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}")
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
-    parser.add_argument("--no-verifier", action="store_true", help="score the judge-and-features rule instead (needs the judge; answers cached)")
+    parser.add_argument("--grader", choices=("verifier", "judge", "stacked"), default="verifier", help="what decides (judge and stacked need the judge; its answers are cached)")
+    parser.add_argument("--no-verifier", action="store_true", help="the same as --grader judge")
     parser.add_argument("--forms", default=",".join(QUESTION_FORMS), help=f"the claims' question forms to score, of: {', '.join(QUESTION_FORMS)}")
     parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--dump-rows", type=Path, help="write every statement's label and verdict features here (JSON Lines)")
     parser.add_argument("--verifier-file", type=Path, help="score with this verifier file instead of the shipped one (a retrain, before it ships)")
     args = parser.parse_args(argv)
+    grader = "judge" if args.no_verifier else args.grader
     if args.verifier_file:
         use_verifier_file(args.verifier_file)
-    elif not args.no_verifier:
+    elif grader != "judge":
         from localeval.verifier import load_verifier
 
         remember_pairs(load_verifier())
-    scorer = Scorer(not args.no_verifier, args.model)
+    scorer = Scorer(grader, args.model)
     tasks = args.task.split(",")
-    design = "judge rule" if args.no_verifier else "verifier"
-    report: dict[str, Any] = {"design": design, "limit": args.limit, "shift": args.shift}
+    report: dict[str, Any] = {"design": {"judge": "judge rule", "verifier": "verifier", "stacked": "stacked (judge rule and verifier)"}[grader], "limit": args.limit, "shift": args.shift}
     if "relevance" in tasks:
         report["relevance"] = relevance(scorer, args.limit, args.shift)
     if "squad" in tasks:

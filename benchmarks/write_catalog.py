@@ -18,27 +18,25 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from accuracy import build_parser, measure, print_report
 
+from localeval.graders.stacked import STACKED
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
-from localeval.models.store import resolve_model
+from localeval.models.store import replace_calibrations, resolve_model
 
 CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml"
 
 
 def write_catalog(model_name: str, tables: Mapping[str, Mapping[str, Any]], catalog: Path = CATALOG_FILE) -> None:
-    """Store fitted calibrations in the model's [[model]] table of the catalog, replacing those keys only."""
+    """Store fitted calibrations in the model's [[model]] table of the catalog, replacing those keys
+    only. A task's stacked model (localeval.graders.stacked) stays: it weighs the judge rule's
+    features, not this table's combination of them, so a refit here leaves it valid."""
     text = catalog.read_text(encoding="utf-8")
-    start = text.index(f'name = "{model_name}"')
-    end = text.find("[[model]]", start)
-    end = len(text) if end < 0 else end
-    block = text[start:end]
-    lines = [line for line in block.rstrip("\n").split("\n") if not any(line.startswith(f"calibration.{key} ") for key in tables)]
-    for key, table in tables.items():
-        weights = ", ".join(f"{k} = {v}" for k, v in table["weights"].items())
-        lines.append(f"calibration.{key} = {{ intercept = {table['intercept']}, weights = {{ {weights} }} }}")
-    catalog.write_text(text[:start] + "\n".join(lines) + "\n\n" + text[end:].lstrip("\n") if end < len(text) else text[:start] + "\n".join(lines) + "\n", encoding="utf-8")
+    model = next(m for m in tomllib.loads(text)["model"] if m["name"] == model_name)
+    kept = {key: {**table, STACKED: model["calibration"][key][STACKED]} if STACKED in model.get("calibration", {}).get(key, {}) else table for key, table in tables.items()}
+    catalog.write_text(replace_calibrations(text, model_name, kept), encoding="utf-8")
 
 
 def main(argv: Iterable[str] | None = None) -> None:

@@ -30,6 +30,7 @@ from localeval.interrupts import users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
+from localeval.metrics.judging import GRADERS
 from localeval.models import store as model_store
 from localeval.reports.escaping import plain
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
@@ -47,11 +48,17 @@ EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 # built-ins and a few plugins name; a results file naming thousands was crafted.
 MAX_REPORT_METRICS = 64
 
-# Shortcut flags: flag -> (the built-in metrics that have the option, the option, the value it
-# sets; None = the flag's own value). The metrics are those whose options have that name.
+# Shortcut flags: flag -> (the built-in metrics that have the option, the key it sets, the value
+# it sets; None = the flag's own value). The metrics are those whose options declare the option;
+# --verifier/--no-verifier set the key `verifier`, which those options read as grader=verifier/judge.
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str, Any]] = {
-    flag: (builtin_with_option(option), option, fixed)
-    for flag, option, fixed in (("statements", "statements", None), ("no_reasons", "reasons", False), ("verifier", "verifier", None))
+    flag: (builtin_with_option(option), key, fixed)
+    for flag, option, key, fixed in (
+        ("statements", "statements", "statements", None),
+        ("no_reasons", "reasons", "reasons", False),
+        ("grader", "grader", "grader", None),
+        ("verifier", "grader", "verifier", None),
+    )
 }
 
 
@@ -65,13 +72,14 @@ def _shortcut_help(flag: str, value: str) -> str:
     return "Shortcut for --option " + _listed([f"{metric}.{option}={value}" for metric in metrics])
 
 
-# The built-in metrics the judge decides that have no verifier option (the verifier only scores pairs of texts).
-JUDGE_ONLY = tuple(cls.name for cls in BUILTIN if cls.needs_judge and cls.name not in SHORTCUTS["verifier"][0])
-VERIFIER_HELP = (
-    f"Decide {_listed(SHORTCUTS['verifier'][0])} with localeval's trained verifier instead of the judge (no judge needed, fast, less accurate so far), or not"
-    + (f"; {_listed(JUDGE_ONLY)} still {'needs' if len(JUDGE_ONLY) == 1 else 'need'} the judge (no verifier option)" if JUDGE_ONLY else "")
-    + ". Shortcut for METRIC.verifier=true/false."
+# The built-in metrics the judge decides that have no grader option (the verifier only scores pairs of texts).
+JUDGE_ONLY = tuple(cls.name for cls in BUILTIN if cls.needs_judge and cls.name not in SHORTCUTS["grader"][0])
+_STILL_JUDGED = f"; {_listed(JUDGE_ONLY)} always {'uses' if len(JUDGE_ONLY) == 1 else 'use'} the judge" if JUDGE_ONLY else ""
+GRADER_HELP = (
+    f"What decides {_listed(SHORTCUTS['grader'][0])}: judge (the judge rule), verifier (localeval's trained verifier alone: no judge needed, fast, less accurate so far) "
+    f"or stacked (both, weighed by a model fitted for the default judge; the judge rule where none is fitted){_STILL_JUDGED}. Shortcut for METRIC.grader=NAME."
 )
+VERIFIER_HELP = f"--verifier is --grader verifier, --no-verifier is --grader judge{_STILL_JUDGED}."
 
 
 def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
@@ -192,6 +200,7 @@ class _GateMode(_StringChoice):
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
 @click.option("--statements", type=click.Choice(["sentences", "claims"]), help=_shortcut_help("statements", "..."))
 @click.option("--no-reasons", is_flag=True, help=_shortcut_help("no_reasons", "false") + " (faster).")
+@click.option("--grader", type=click.Choice(list(GRADERS)), help=GRADER_HELP)
 @click.option("--verifier/--no-verifier", default=None, help=VERIFIER_HELP)
 @click.option("-o", "--output", type=click.Path(allow_dash=True, dir_okay=False), help="Write one JSON line per sample here ('-' for standard output).")
 @click.option("--resume", is_flag=True, help="Keep the results already in --output (written by the same run) and score the rest.")
@@ -266,7 +275,7 @@ def score_command(
         if mismatch:
             click.echo(f"localeval: warning: {mismatch}", err=True)
     if (settings.model or settings.judge_url) and not quiet and not judged:
-        click.echo("localeval: no selected metric decides with the judge (the verifier decides), so the judge named is not loaded; drop --verifier to judge with it", err=True)
+        click.echo("localeval: no selected metric decides with the judge (the verifier decides), so the judge named is not loaded; drop --verifier (or use --grader judge or stacked) to judge with it", err=True)
     show_progress = (not quiet) and (progress if progress is not None else _stderr_is_a_terminal())
     bar: list[Progress] = []
 

@@ -289,4 +289,5 @@ def test_the_shortcut_flags_reach_every_builtin_metric_with_the_option():
     assert SHORTCUTS["verifier"][0] == ("context_relevance", "context_recall", "faithfulness", "context_precision", "factual_correctness")
     assert SHORTCUTS["statements"][0] == SHORTCUTS["no_reasons"][0] == ("context_recall", "faithfulness", "factual_correctness")
     help_text = invoke(["score", "--help"]).output
-    assert "answer_relevancy still needs the judge" in " ".join(help_text.split())
+    assert SHORTCUTS["grader"][0] == SHORTCUTS["verifier"][0] and SHORTCUTS["verifier"][1] == "verifier"  # read as grader=verifier/judge
+    assert "answer_relevancy always uses the judge" in " ".join(help_text.split())

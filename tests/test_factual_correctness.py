@@ -226,7 +226,7 @@ def test_the_command_line_verifier_covers_it(write_jsonl, tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     header, first, second = (json.loads(line) for line in out.read_text().splitlines())
-    assert header["run"]["metrics"]["factual_correctness"]["verifier"] is True and header["run"]["judge"] is None
+    assert header["run"]["metrics"]["factual_correctness"]["grader"] == "verifier" and header["run"]["judge"] is None
     assert first["scores"]["factual_correctness"] == 1.0
     assert "missing required field 'response', 'reference'" in second["errors"]["factual_correctness"]
 

@@ -15,12 +15,26 @@ by question, so no candidate is scored on the questions it was fitted on:
   does. The band is chosen on the training folds; a sample with no unit inside the band never
   asks the judge, which is what it saves.
 
+`--task attribution` chooses the same way for the statements context_recall, faithfulness and
+factual_correctness judge (decision_rows.py --task attribution): the judge rule (its shipped
+calibration at 0.5), the verifier (its file's cut), a stacked logistic model of the judge rule's
+features and the verifier's logit (classes and sources weighed equally, folds by group), and a
+cascade (the judge is asked only where the verifier's logit falls inside a band). The figure is
+the mean over sources of the balanced accuracy.
+
     python training/choose_decision.py --file training/.cache/candidate/verifier.safetensors
+    python training/choose_decision.py --task attribution --file localeval/verifier/verifier.safetensors
+
+`--ship NAME` stores the named stacked candidate, fitted on all the rows, in the default judge's
+catalog table for the task (localeval/catalog.toml, `stacked` inside `calibration.<task>`, with
+the verifier file's SHA-256), where localeval.graders.stacked reads it. Only for the shipped
+verifier file: a stacked model weighs one file's logits.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 from collections.abc import Callable, Sequence
@@ -28,18 +42,27 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tomllib
 from splits import refuse_sealed
 
-from localeval.calibration.fitting import fit_selection, folds_by_group, selection_f1
+from localeval.calibration.fitting import balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
-from localeval.verifier import Verifier
+from localeval.graders.stacked import STACKED, STACKED_FEATURES
+from localeval.models.store import DEFAULT_MODEL, replace_calibrations
+from localeval.verifier import Verifier, shipped_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "training" / ".cache"
+CATALOG_FILE = ROOT / "localeval" / "catalog.toml"
 FOLDS = 5
 BAND_EDGES = [round(float(x), 2) for x in np.arange(-4.0, 8.01, 0.5)]
 
 Selections = list[set[int]]
+# The stacked relevance models tried: their features (empty: every judge rule feature and the verifier's two).
+STACKED_CANDIDATES: dict[str, list[str]] = {
+    "stacked (judge features + verifier)": [],
+    "stacked (verifier + judge_passage, judge_choice)": ["verifier", "verifier_passage", "judge_passage", "judge_choice"],
+}
 
 
 def shape_figures(rows: Sequence[dict[str, Any]], selections: Selections) -> dict[str, float]:
@@ -128,21 +151,121 @@ def cascade_rule(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], set[
     return lambda row: cascade_selections([row], low, high)[0][0]
 
 
+Verdicts = list[int]
+
+
+def source_figures(rows: Sequence[dict[str, Any]], verdicts: Verdicts) -> dict[str, float]:
+    """Balanced accuracy per source that has both labels."""
+    by_source: dict[str, list[tuple[int, int]]] = {}
+    for row, verdict in zip(rows, verdicts):
+        by_source.setdefault(row["source"], []).append((row["label"], verdict))
+    return {source: balanced_accuracy([y for y, _ in pairs], [v for _, v in pairs]) for source, pairs in sorted(by_source.items()) if len({y for y, _ in pairs}) == 2}
+
+
+def attribution_features(row: dict[str, Any]) -> dict[str, float]:
+    return {**row["judge_features"], "verifier": row["verifier_logit"]}
+
+
+def stacked_attribution(features: Sequence[str]) -> Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], int]]:
+    """A logistic model of the label on `features`, classes and sources weighed equally (0.5 decides)."""
+
+    def choose(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
+        weights = balancing_weights([r["label"] for r in train], [r["source"] for r in train])
+        fit = fit_logistic([attribution_features(r) for r in train], [r["label"] for r in train], weights, features)
+        return lambda row: int(fit.probabilities([attribution_features(row)])[0] >= 0.5)
+
+    return choose
+
+
+def cascade_attribution(rows: Sequence[dict[str, Any]], low: float, high: float) -> tuple[Verdicts, float]:
+    """The verifier decides outside [low, high), the judge rule inside; with the share that asked the judge."""
+    verdicts = [int(r["verifier_logit"] >= high or (low <= r["verifier_logit"] < high and r["judge_probability"] >= 0.5)) for r in rows]
+    return verdicts, sum(low <= r["verifier_logit"] < high for r in rows) / len(rows)
+
+
+def attribution_band(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
+    def merit(band: tuple[float, float]) -> tuple[float, float]:
+        verdicts, asked = cascade_attribution(train, *band)
+        return statistics.fmean(source_figures(train, verdicts).values()), -asked
+
+    low, high = max(((low, high) for low in BAND_EDGES for high in BAND_EDGES if high >= low), key=merit)
+    return lambda row: cascade_attribution([row], low, high)[0][0]
+
+
+def out_of_fold_verdicts(rows: Sequence[dict[str, Any]], choose: Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], int]]) -> Verdicts:
+    fold_of = folds_by_group([r["group"] for r in rows], FOLDS)
+    verdicts = [0] * len(rows)
+    for fold in range(FOLDS):
+        rule = choose([r for r, f in zip(rows, fold_of) if f != fold])
+        for i, f in enumerate(fold_of):
+            if f == fold:
+                verdicts[i] = rule(rows[i])
+    return verdicts
+
+
+def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]:
+    """Print and return each attribution candidate's figures, and the stacked model fitted on all rows."""
+    judge_features = sorted(rows[0]["judge_features"])
+    stacked_features = [*judge_features, "verifier"]
+    candidates: dict[str, Verdicts] = {
+        "judge": [int(r["judge_probability"] >= 0.5) for r in rows],
+        "verifier": [int(r["verifier_logit"] >= cut) for r in rows],
+        "stacked (judge features + verifier)": out_of_fold_verdicts(rows, stacked_attribution(stacked_features)),
+        "stacked (judge, best_coverage, verifier)": out_of_fold_verdicts(rows, stacked_attribution(["judge", "best_coverage", "verifier"])),
+        "cascade": out_of_fold_verdicts(rows, attribution_band),
+    }
+    print(f"{len(rows)} validation claims, {len({r['source'] for r in rows})} sources, {FOLDS} folds by group")
+    report: dict[str, Any] = {"claims": len(rows), "candidates": {}}
+    for name, verdicts in candidates.items():
+        cells = source_figures(rows, verdicts)
+        mean = statistics.fmean(cells.values())
+        report["candidates"][name] = {"figure": round(mean, 4), **{k: round(v, 4) for k, v in cells.items()}}
+        print(f"{name:45s} {mean:.3f}  " + ", ".join(f"{k} {v:.2f}" for k, v in cells.items()))
+    weights = balancing_weights([r["label"] for r in rows], [r["source"] for r in rows])
+    for name, features in (("stacked (judge features + verifier)", stacked_features), ("stacked (judge, best_coverage, verifier)", ["judge", "best_coverage", "verifier"])):
+        fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
+        report["candidates"][name]["fitted_on_all"] = fit.table()
+        print(f"{name} fitted on all rows: {fit.table()}")
+    return report
+
+
+def ship(task: str, fitted: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) -> None:
+    """Store a stacked model fitted on all rows inside the default judge's table for `task`."""
+    if file.resolve() != shipped_path().resolve():
+        raise SystemExit(f"--ship: {file} is not the shipped verifier file; a stacked model weighs one file's logits")
+    weights = {name: fitted["weights"].get(name, 0.0) for name in STACKED_FEATURES[task]}
+    stacked = {"intercept": fitted["intercept"], "weights": weights, "verifier_sha256": hashlib.sha256(file.read_bytes()).hexdigest()}
+    text = catalog.read_text(encoding="utf-8")
+    table = next(m for m in tomllib.loads(text)["model"] if m["name"] == DEFAULT_MODEL)["calibration"][task]
+    catalog.write_text(replace_calibrations(text, DEFAULT_MODEL, {task: {**table, STACKED: stacked}}), encoding="utf-8")
+    print(f"stored in {catalog}: {DEFAULT_MODEL}'s calibration.{task}.{STACKED}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=Path, default=CACHE / "decision" / "relevance_rows.jsonl")
-    parser.add_argument("--file", type=Path, required=True, help="the verifier file decision_rows.py read (its tuned relevance rule)")
+    parser.add_argument("--task", choices=("relevance", "attribution"), default="relevance")
+    parser.add_argument("--rows", type=Path, help="decision_rows.py's file (default: training/.cache/decision/<task>_rows.jsonl)")
+    parser.add_argument("--file", type=Path, required=True, help="the verifier file decision_rows.py read (its tuned rules)")
     parser.add_argument("--json", type=Path, help="also write the figures and the rules fitted on all rows here")
+    parser.add_argument("--ship", metavar="NAME", help="store this stacked candidate, fitted on all rows, in the default judge's catalog table")
     args = parser.parse_args()
+    args.rows = args.rows or CACHE / "decision" / f"{args.task}_rows.jsonl"
     refuse_sealed(args.rows)
     rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
-    calibration = Verifier(str(args.file), args.file.read_bytes()).calibration["relevance"]
+    verifier = Verifier(str(args.file), args.file.read_bytes())
+    if args.task == "attribution":
+        report = choose_attribution(rows, verifier.calibration["attribution"].cut)
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        if args.ship:
+            ship("attribution", report["candidates"][args.ship]["fitted_on_all"], args.file)
+        return
+    calibration = verifier.calibration["relevance"]
     judge_features = sorted(rows[0]["judge_features"][0]) if rows[0]["judge_features"] else []
     candidates: dict[str, Selections] = {
         "judge": [set(r["judge_selected"]) for r in rows],
         "verifier": verifier_selections(rows, calibration.cut, calibration.passage_weight),
-        "stacked (judge features + verifier)": out_of_fold(rows, stacked_rule([*judge_features, "verifier", "verifier_passage"])),
-        "stacked (verifier + judge_passage, judge_choice)": out_of_fold(rows, stacked_rule(["verifier", "verifier_passage", "judge_passage", "judge_choice"])),
+        **{name: out_of_fold(rows, stacked_rule(features or [*judge_features, "verifier", "verifier_passage"])) for name, features in STACKED_CANDIDATES.items()},
         "cascade": out_of_fold(rows, cascade_rule),
     }
     print(f"{len(rows)} validation samples, {len({r['group'] for r in rows})} questions, {FOLDS} folds by question")
@@ -151,12 +274,18 @@ def main() -> None:
         cells = shape_figures(rows, selections)
         report["candidates"][name] = {"figure": round(figure(rows, selections), 4), **{k: round(v, 4) for k, v in cells.items()}}
         print(f"{name:50s} {figure(rows, selections):.3f}  " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
+    for name, features in STACKED_CANDIDATES.items():
+        fit = fit_selection([unit_features(r) for r in rows], [set(r["required"]) for r in rows], features or [*judge_features, "verifier", "verifier_passage"], select_units)
+        report["candidates"][name]["fitted_on_all"] = fit.table()
+        print(f"{name} fitted on all rows: {fit.table()}")
     low, high = best_band(rows)
     share = cascade_selections(rows, low, high)[1]
     report["cascade_band"] = {"low": low, "high": high, "judge_share": round(share, 4)}
     print(f"cascade band on all rows: verifier logit in [{low:+.2f}, {high:+.2f}) asks the judge; {share:.0%} of samples ask it")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if args.ship:
+        ship("relevance", report["candidates"][args.ship]["fitted_on_all"], args.file)
 
 
 if __name__ == "__main__":

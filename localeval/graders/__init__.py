@@ -12,11 +12,10 @@ evidence it rests on: the deciding chunk or window, the features the probability
 from, the statement's evidence sentences and missing words (localeval.graders.evidence).
 
 The implementations: the judge rule (localeval.graders.judge_rule: chunks, log-odds, the
-calibrated combination) and the verifier (localeval.graders.verifier: windows, pieces, its own
-calibration). A metric receives the grader its options name (`JudgeMetric.grader`, from
-`localeval.metrics.judging.GRADERS`) and never asks which one it is. A grader that combines two
-others (a stacked or cascaded decision) is one more class here holding both: its constructor
-builds them from the same arguments.
+calibrated combination), the verifier (localeval.graders.verifier: windows, pieces, its own
+calibration) and the stacked decision (localeval.graders.stacked: both, weighed by a model fitted
+on validation rows). A metric receives the grader its `grader` option names (`JudgeMetric.grader`,
+from `localeval.metrics.judging.GRADERS`) and never asks which one it is.
 """
 
 from __future__ import annotations
@@ -122,6 +121,11 @@ class Grader:
         """What a results header records of this grader beside the metric's options (the
         verifier's file and SHA-256, so a resume with another one is refused)."""
         return {}
+
+    @classmethod
+    def check_tables(cls, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        """Refuse (ConfigError) a judge's calibration tables that this grader cannot read, before
+        the first sample: what it reads beyond the metric's own table (the stacked model)."""
 
     def supported(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int = 2) -> list[Support]:
         """Whether each statement is supported by the text `sentences` make; `chunks`: at most

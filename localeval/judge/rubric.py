@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.data.files import read_small_file
 from localeval.errors import ConfigError
@@ -91,24 +91,8 @@ def rubric_validator(allowed: frozenset[str], required: frozenset[str]) -> Calla
     return validate
 
 
-def refuse_rubric_with_verifier(data: Any) -> Any:
-    """A judge metric's raw options, refused (ValueError) when a rubric and the verifier are both
-    asked for: the rubric replaces the judge's task, and the verifier reads none."""
-    if not isinstance(data, dict) or data.get("rubric") in (None, ""):
-        return data
-    if str(data.get("verifier", "false")).strip().lower() in ("true", "1", "yes", "on"):
-        raise ValueError("a rubric replaces the judge's task, and the verifier reads no task: set verifier=false (or leave it unset) with a rubric")
-    return data
-
-
 class JudgeTaskParams(BaseModel):
-    """Options of a metric that asks the judge a task a rubric may replace, or the verifier
-    instead: a rubric and `verifier` true together are refused (refuse_rubric_with_verifier)."""
+    """Options of a metric that asks the judge a task a rubric may replace (a rubric with the
+    verifier alone is refused by localeval.metrics.judging.JudgeParams, which holds `grader`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _a_rubric_is_for_the_judge(cls, data: Any) -> Any:
-        return refuse_rubric_with_verifier(data)
-

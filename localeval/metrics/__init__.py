@@ -239,7 +239,8 @@ def create_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"metric '{name}' option '{key}': {first['msg'].removeprefix('Value error, ')}") from None
+        where = f"option '{key}'" if key else "options"  # a rule across options names none of them
+        raise ConfigError(f"metric '{name}' {where}: {first['msg'].removeprefix('Value error, ')}") from None
     if cls in BUILTIN:
         return cls(params)
     try:

@@ -5,29 +5,54 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from localeval.calibration.combination import LogisticModel
 from localeval.data.samples import Sample
 from localeval.data.text import check_language, split_sentences
 from localeval.graders import Grader
 from localeval.graders.judge_rule import JudgeRule
+from localeval.graders.stacked import StackedGrader
 from localeval.graders.verifier import VerifierGrader
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
 from localeval.judge.rubric import JudgeTaskParams, Rubric, rubric_validator
 from localeval.metrics.base import Metric
 
-# The graders a judge metric's options can name (localeval.graders): a new grader is its module
-# and one line here, and `JudgeParams.grader_name` names it from the options.
-GRADERS: dict[str, type[Grader]] = {"judge": JudgeRule, "verifier": VerifierGrader}
+# The graders a judge metric's `grader` option can name (localeval.graders): a new grader is its
+# module, one line here and its name in GraderName.
+GRADERS: dict[str, type[Grader]] = {"judge": JudgeRule, "verifier": VerifierGrader, "stacked": StackedGrader}
+GraderName = Literal["judge", "verifier", "stacked"]
+
+
+def grader_from_options(data: Any) -> Any:
+    """A judge metric's raw options with 0.5's `verifier = true/false` read as the grader it named
+    (true: "verifier", false: "judge"; an option file or script written for 0.5 keeps working;
+    `--verifier/--no-verifier` set it), refused (ValueError) where it contradicts `grader`, or
+    where a rubric goes with the verifier alone: the rubric replaces the judge's task, and the
+    verifier reads none."""
+    if not isinstance(data, dict):
+        return data
+    if "verifier" in data:
+        data = dict(data)
+        raw = data.pop("verifier")
+        try:
+            named = "verifier" if TypeAdapter(bool).validate_python(raw) else "judge"
+        except ValidationError:
+            raise ValueError(f"verifier must be true or false, not {raw!r} (or set grader to judge, verifier or stacked)") from None
+        if data.get("grader") not in (None, named):
+            raise ValueError(f"verifier={str(raw).lower()} names the grader {named!r}, and grader={data['grader']!r} another: set one of them")
+        data["grader"] = named
+    if data.get("rubric") not in (None, "") and data.get("grader") == "verifier":
+        raise ValueError("a rubric replaces the judge's task, and the verifier reads no task: use grader=judge or grader=stacked (or leave it unset) with a rubric")
+    return data
 
 
 class JudgeParams(JudgeTaskParams):
     """The options every judge metric has, declared once: `language`, `rubric` (checked against
-    the class's `rubric_allowed` and `rubric_required` placeholders) and `verifier`; `option_help`
+    the class's `rubric_allowed` and `rubric_required` placeholders) and `grader`; `option_help`
     gives a metric's own wording of their descriptions (what `localeval metrics` and
     docs/metrics.md show). A metric's Params is `class XParams(JudgeParams, XOptions)`, XOptions
     holding its own options: pydantic lists a base's fields first, so the shared ones come last,
@@ -41,7 +66,16 @@ class JudgeParams(JudgeTaskParams):
         "en", description="language of the texts, for sentence splitting (any pysbd language) and the evidence's word list (English; other languages keep every word)"
     )
     rubric: Rubric | None = Field(None, description="a file whose text replaces the judge's task; it must ask for Yes or No")
-    verifier: bool = Field(False, description="decide with localeval's trained verifier instead of the judge")
+    grader: GraderName = Field(
+        "judge",
+        description="what decides: judge (the judge rule), verifier (localeval's trained verifier alone: no judge, fast, less accurate so far) "
+        "or stacked (both, weighed by a model fitted for the default judge; the judge rule where none is fitted); verifier=true/false is grader=verifier/judge",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_verifier_option(cls, data: Any) -> Any:
+        return grader_from_options(data)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -51,7 +85,7 @@ class JudgeParams(JudgeTaskParams):
 
     def grader_name(self) -> str:
         """The name of the grader these options choose, in GRADERS."""
-        return "verifier" if self.verifier else "judge"
+        return self.grader
 
     @field_validator("rubric", mode="before")
     @classmethod
@@ -84,6 +118,7 @@ class JudgeMetric(Metric[JP]):
 
     def check_calibration(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
         self.calibration_for(tables)
+        self.grader_class().check_tables(tables)
 
     def grader_class(self) -> type[Grader]:
         return GRADERS[self.params.grader_name()]

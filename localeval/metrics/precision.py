@@ -23,7 +23,7 @@ read as is made almost every context useful. The catalog's table for it is fitte
 paragraphs of 8 HotpotQA dev questions (`benchmarks/faithfulness_accuracy.py --fit-usefulness
 8`, the half its figures never score): useful from P(Yes) of about 0.72.
 
-With `verifier`: no judge; a context is useful when the reference's (or response's) statement
+With `grader=verifier`: no judge; a context is useful when the reference's (or response's) statement
 it best supports is attributed to it by the verifier (context_recall's verifier verdict, the
 best over the answer's statements): an answer is arrived at from a context that states part of
 it. A sample whose answer is blank scores NaN: there is nothing to arrive at.
@@ -69,7 +69,7 @@ class PrecisionParams(JudgeParams, PrecisionOptions):
     option_help = {
         "language": "language of the texts, for sentence splitting (any pysbd language)",
         "rubric": "a file whose text replaces the judge's task ({placeholders}: {question}, {answer}, {paragraph}); it must ask for Yes or No",
-        "verifier": "decide with localeval's trained verifier instead of the judge: a context is useful when it supports one of the answer's statements (context_recall's verifier verdict)",
+        "grader": "what decides: judge (the judge's usefulness verdict), verifier (localeval's trained verifier alone: a context is useful when it supports one of the answer's statements, context_recall's verifier verdict) or stacked (the judge's verdict: no labelled rows fit a stacked model of usefulness); verifier=true/false is grader=verifier/judge",
     }
 
 

@@ -65,7 +65,7 @@ class RecallParams(JudgeParams, RecallOptions):
     rubric_required = ATTRIBUTION_REQUIRED
     option_help = {
         "rubric": "a file whose text replaces the judge's task ({placeholders}: {document}, {statement}); it must ask for Yes or No",
-        "verifier": "decide with localeval's trained verifier (statement against windows of the context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)",
+        "grader": "what decides: judge (the judge rule), verifier (localeval's trained verifier reads the statement against windows of the context: no judge, fast, less accurate so far) or stacked (both, weighed by a model fitted for the default judge on validation rows; the judge rule where none is fitted); verifier=true/false is grader=verifier/judge (docs/measured.md)",
     }
 
 

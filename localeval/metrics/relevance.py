@@ -9,8 +9,9 @@ multi-line and list contexts).
 
 Every unit is scored by the grader the options name (localeval.graders): the judge rule
 (localeval.graders.judge_units: the judge's verdict on each passage, its choice and short answer
-on the passage it finds most needed, the evidence features, a calibrated combination), or the
-verifier (the question, the unit and its context, one pair each). Units at or above `threshold`
+on the passage it finds most needed, the evidence features, a calibrated combination), the
+verifier (the question, the unit and its context, one pair each), or both (localeval.graders.stacked:
+the judge rule's features beside the verifier's logits, weighed by a fitted model). Units at or above `threshold`
 are selected (the judge rule's selection adds the unit holding its short answer, and the most
 probable unit where its choice said one answers); none selected is "insufficient information".
 """
@@ -63,7 +64,7 @@ class RelevanceParams(JudgeParams, RelevanceOptions):
     rubric_required = RELEVANCE_REQUIRED
     option_help = {
         "rubric": "a file whose text replaces the judge's task ({placeholders}: {question}, {paragraph}); it must ask for Yes or No",
-        "verifier": "decide with localeval's trained verifier (question, sentence, its context) instead of the judge: no judge needed and fast, but less accurate so far (docs/measured.md)",
+        "grader": "what decides: judge (the judge rule), verifier (localeval's trained verifier reads question, unit and its context: no judge, fast, less accurate so far) or stacked (both, weighed by a model fitted for the default judge on validation rows; the judge rule where none is fitted); verifier=true/false is grader=verifier/judge (docs/measured.md)",
     }
 
 
@@ -78,6 +79,7 @@ class RelevanceDetails(BaseModel):
     unread_contexts: list[int] = Field(default_factory=list)
     answer: str | None = None
     unit_parts: list[int] = Field(default_factory=list)  # with the verifier, where a unit was too long to read at once: the parts each unit was read in
+    decided_by: str | None = None  # with grader=stacked: "stacked", or the judge rule and why (no stacked model for this judge, a question too long for the verifier)
 
 
 def _units(sample: Sample, unit: str, language: str) -> list[Unit]:

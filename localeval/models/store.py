@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ import sys
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -88,6 +89,28 @@ def _load_catalog() -> tuple[str, dict[str, CatalogModel]]:
 
 
 DEFAULT_MODEL, CATALOG = _load_catalog()
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def replace_calibrations(text: str, model_name: str, tables: Mapping[str, Mapping[str, Any]]) -> str:
+    """The catalog's text with the `calibration.KEY = {...}` lines of `model_name`'s [[model]]
+    table replaced by `tables` (one inline table per key: intercept, weights and, for a stacked
+    model, its own table), other keys and models as they were. What benchmarks/write_catalog.py
+    and training/ship_decision.py write with."""
+    start = text.index(f'name = "{model_name}"')
+    end = text.find("[[model]]", start)
+    end = len(text) if end < 0 else end
+    lines = [line for line in text[start:end].rstrip("\n").split("\n") if not any(line.startswith(f"calibration.{key} ") for key in tables)]
+    lines += [f"calibration.{key} = {_toml_value(table)}" for key, table in tables.items()]
+    rest = text[end:].lstrip("\n")
+    return text[:start] + "\n".join(lines) + ("\n\n" + rest if rest else "\n")
 
 
 def store_dir() -> Path:

@@ -1,0 +1,115 @@
+"""The stacked decision: the judge rule and the verifier read the same units, and one logistic
+model fitted on validation rows weighs both answers into one verdict.
+
+Neither grader is right everywhere (docs/measured.md): the judge rule picks the answering
+sentence of one short context far better; the verifier says "insufficient information" far more
+often where nothing answers, and reads news summaries better. A model of the judge rule's
+features beside the verifier's logit (and, for relevance, the best logit in the unit's context)
+is fitted on the validation split's rows (training/decision_rows.py, training/choose_decision.py,
+out of fold by question) and stored inside the task's calibration table of the judge it was fitted
+with, as `stacked`, with the SHA-256 of the verifier file whose logits it weighs:
+
+    calibration.relevance = { intercept = ..., weights = { ... }, stacked = { intercept = ...,
+        weights = { judge_passage = ..., verifier = ..., ... }, verifier_sha256 = "..." } }
+
+So the stacked model is used only where it was fitted: with that judge, that verifier file, and
+the task's table as the catalog has it. A calibration file that replaces the task's table (the
+user's own `localeval calibrate`) has no `stacked`, and the judge rule under the user's table
+decides, as it did before; so does a judge the catalog fits no stacked model for (a GGUF file of
+your own, the test model). context_relevance's details say which rule decided (`decided_by`);
+a statement's features hold `verifier` where the stacked model decided it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from localeval.calibration.combination import LogisticModel
+from localeval.errors import ConfigError
+from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Usefulness
+from localeval.graders.judge_rule import ATTRIBUTION_FEATURES, ATTRIBUTION_KEY, JudgeRule
+from localeval.graders.judge_units import RELEVANCE_FEATURES, RELEVANCE_KEY
+from localeval.graders.verifier import VerifierGrader, verified_windows
+from localeval.judge import Judge
+from localeval.judge.reading import UsageTally
+from localeval.judge.rubric import Rubric
+from localeval.verifier import load_verifier
+
+STACKED = "stacked"  # the key of the stacked model inside a task's calibration table
+# What each task's stacked model weighs: the judge rule's features and the verifier's readings.
+STACKED_FEATURES: dict[str, tuple[str, ...]] = {
+    RELEVANCE_KEY: (*RELEVANCE_FEATURES, "verifier", "verifier_passage"),
+    ATTRIBUTION_KEY: (*ATTRIBUTION_FEATURES, "verifier"),
+}
+
+
+def stacked_model(tables: Mapping[str, Any], task: str, verifier_sha256: str) -> LogisticModel | None:
+    """The task's stacked model from a judge's calibration tables, or None where there is none,
+    or where it was fitted on another verifier file's logits (its weights would read them wrong).
+    A malformed one is a ConfigError naming the table."""
+    table = tables.get(task)
+    stacked = table.get(STACKED) if isinstance(table, Mapping) else None
+    if stacked is None:
+        return None
+    where = f"calibration '{task}.{STACKED}'"
+    if not isinstance(stacked, Mapping) or not isinstance(stacked.get("verifier_sha256"), str):
+        raise ConfigError(f"{where}: a stacked model needs 'intercept', 'weights' and the 'verifier_sha256' of the verifier it was fitted with")
+    if stacked["verifier_sha256"] != verifier_sha256:
+        return None
+    return LogisticModel.from_table(stacked, where, STACKED_FEATURES[task])
+
+
+class StackedGrader(Grader):
+    """The judge rule and the verifier together (the module docstring): each question is put to
+    both, and the stacked model fitted for this judge and verifier decides; where none is fitted,
+    the judge rule alone does."""
+
+    needs_judge = True
+
+    def __init__(self, judge: Judge | None, calibration: LogisticModel, language: str = "en", rubric: Rubric | None = None) -> None:
+        super().__init__(judge, calibration, language, rubric)
+        self.rule = JudgeRule(judge, calibration, language, rubric)
+        self.verifier = VerifierGrader(None, calibration, language, rubric)
+        tables = judge.calibration if judge is not None else {}
+        sha256 = load_verifier().sha256
+        # A rubric replaces the judge's task, so its log-odds are not those the model was fitted on.
+        self.models = {task: None if rubric is not None else stacked_model(tables, task, sha256) for task in STACKED_FEATURES}
+        self.alone = "judge rule (a rubric replaces the task the stacked model was fitted on)" if rubric is not None else "judge rule (no stacked model in this judge's table)"
+
+    @classmethod
+    def recorded(cls) -> dict[str, Any]:
+        return {"verifier_file": load_verifier().describe()}
+
+    @classmethod
+    def check_tables(cls, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        for task in STACKED_FEATURES:
+            stacked_model(tables, task, load_verifier().sha256)
+
+    def supported(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int = 2) -> list[Support]:
+        judged = self.rule.supported(statements, sentences, tally, chunks)
+        model = self.models[ATTRIBUTION_KEY]
+        if model is None:
+            return judged
+        read = verified_windows(load_verifier(), statements, sentences, self.language)
+        answers = []
+        for support, reading in zip(judged, read):
+            features = {**support.features, "verifier": reading.logit}
+            answers.append(Support(model.probability(features), features, support.evidence, support.scope, support.judge_log_odds, reading.pieces))
+        return answers
+
+    def needed(self, question: str, units: Sequence[Unit], passages: Sequence[str], tally: UsageTally, judged_contexts: int = 0, whole_contexts: bool = False) -> Needs:
+        judged = self.rule.needed(question, units, passages, tally, judged_contexts, whole_contexts)
+        model = self.models[RELEVANCE_KEY]
+        if model is None:
+            return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": self.alone})
+        try:
+            read = self.verifier.needed(question, units, passages, tally)
+        except Unanswerable as refusal:
+            return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": f"judge rule ({refusal})"})
+        features = [{**f, "verifier": v["verifier"], "verifier_passage": v["best_in_context"]} for f, v in zip(judged.features, read.features)]
+        return Needs([model.probability(f) for f in features], features, judged.rule, {**judged.notes, **read.notes, "decided_by": "stacked"})
+
+    def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
+        """The judge rule's: no validation rows label usefulness, so nothing fits a stacked model for it."""
+        return self.rule.useful(question, answer, contexts, tally, answer_name)

@@ -1,0 +1,147 @@
+"""The stacked grader (localeval.graders.stacked): the judge rule and the verifier read the same
+units, and the stacked model fitted for the judge and verifier file decides; where none is
+fitted (another judge, another verifier file, the user's own calibration of the task, a rubric),
+the judge rule decides exactly as it does alone. Real SmolLM2 answers and the shipped verifier."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+import tomllib
+
+from localeval.calibration.combination import LogisticModel
+from localeval.errors import ConfigError
+from localeval.graders import Unit
+from localeval.graders.judge_rule import ATTRIBUTION_KEY, JudgeRule
+from localeval.graders.judge_units import RELEVANCE_KEY
+from localeval.graders.stacked import STACKED, STACKED_FEATURES, StackedGrader, stacked_model
+from localeval.graders.verifier import VerifierGrader, verified_windows
+from localeval.judge.reading import UsageTally
+from localeval.metrics import create_metric
+from localeval.metrics.judging import GRADERS
+from localeval.models.store import DEFAULT_MODEL, replace_calibrations
+from localeval.verifier import SHIPPED_SHA256, load_verifier, shipped_path
+
+QUESTION = "When was the Eiffel Tower completed?"
+CONTEXTS = ["The Eiffel Tower is in Paris. It was completed on 31 March 1889.", "Bananas are yellow."]
+UNITS = [Unit("The Eiffel Tower is in Paris.", 0, True), Unit("It was completed on 31 March 1889.", 0, False), Unit("Bananas are yellow.", 1, True)]
+
+
+class TablesOf:
+    """The real judge, with the calibration tables a test gives it (only the tables differ)."""
+
+    def __init__(self, judge: Any, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        self._judge = judge
+        self.calibration = tables
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+
+def _stacked(task: str, sha256: str = SHIPPED_SHA256, **weights: float) -> dict[str, Any]:
+    return {"intercept": -1.0, "weights": {name: weights.get(name, 0.0) for name in STACKED_FEATURES[task]}, "verifier_sha256": sha256}
+
+
+def _tables(**stacked: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The metrics' documented default tables, with the stacked models given."""
+    plain = {RELEVANCE_KEY: create_metric("context_relevance").default_calibration.describe(), ATTRIBUTION_KEY: create_metric("context_recall").default_calibration.describe()}
+    return {task: {**table, STACKED: stacked[task]} if task in stacked else table for task, table in plain.items()}
+
+
+def test_the_stacked_model_weighs_the_judge_rules_features_and_the_verifiers_logits(small_judge: Any) -> None:
+    judge = TablesOf(small_judge, _tables(relevance=_stacked(RELEVANCE_KEY, judge_passage=1.5, verifier=0.4, verifier_passage=0.1)))
+    calibration = create_metric("context_relevance").calibration_for({})
+    needs = StackedGrader(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    alone = JudgeRule(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    read = VerifierGrader(None, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    assert needs.notes["decided_by"] == "stacked"
+    for probability, features, judged, verifier in zip(needs.probabilities, needs.features, alone.features, read.features):
+        assert features == {**judged, "verifier": verifier["verifier"], "verifier_passage": verifier["best_in_context"]}
+        by_hand = -1.0 + 1.5 * judged["judge_passage"] + 0.4 * verifier["verifier"] + 0.1 * verifier["best_in_context"]
+        assert probability == pytest.approx(1 / (1 + math.exp(-by_hand)))
+    assert needs.rule is alone.rule  # the judge rule's selection: the unit holding its short answer is kept
+
+
+def test_statements_are_weighed_with_the_verifiers_best_window(small_judge: Any) -> None:
+    judge = TablesOf(small_judge, _tables(attribution=_stacked(ATTRIBUTION_KEY, judge=0.5, best_coverage=1.0, verifier=0.3)))
+    calibration = create_metric("context_recall").calibration_for({})
+    statements, sentences = ["The tower was completed in 1889.", "The tower is made of cheese."], ["The Eiffel Tower is in Paris.", "It was completed on 31 March 1889."]
+    stacked = StackedGrader(judge, calibration).supported(statements, sentences, UsageTally())
+    alone = JudgeRule(judge, calibration).supported(statements, sentences, UsageTally())
+    logits = [read.logit for read in verified_windows(load_verifier(), statements, sentences)]
+    for answer, judged, logit in zip(stacked, alone, logits):
+        assert answer.features == {**judged.features, "verifier": logit}
+        by_hand = -1.0 + 0.5 * judged.features["judge"] + 1.0 * judged.features["best_coverage"] + 0.3 * logit
+        assert answer.probability == pytest.approx(1 / (1 + math.exp(-by_hand)))
+        assert answer.scope == judged.scope  # the reason still quotes the judge's deciding chunk
+
+
+@pytest.mark.parametrize(
+    "tables, why",
+    [
+        (_tables(), "no stacked model for this judge"),
+        (_tables(relevance=_stacked(RELEVANCE_KEY, "0" * 64, verifier=5.0)), "another verifier file's logits"),
+    ],
+)
+def test_without_a_stacked_model_for_this_judge_and_verifier_the_judge_rule_decides_alone(small_judge: Any, tables: dict[str, Any], why: str) -> None:
+    judge = TablesOf(small_judge, tables)
+    calibration = create_metric("context_relevance").calibration_for({})
+    needs = StackedGrader(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    alone = JudgeRule(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    assert (needs.probabilities, needs.features) == (alone.probabilities, alone.features), why
+    assert needs.notes["decided_by"] == "judge rule (no stacked model in this judge's table)"
+
+
+def test_a_rubric_leaves_the_decision_to_the_judge_rule(small_judge: Any, tmp_path: Any) -> None:
+    """A rubric replaces the judge's task, so its log-odds are not the ones the model was fitted on."""
+    rubric = tmp_path / "rubric.txt"
+    rubric.write_text("Is this paragraph needed to answer {question}? {paragraph} Answer Yes or No.", encoding="utf-8")
+    metric = create_metric("context_relevance", {"grader": "stacked", "rubric": str(rubric)})
+    judge = TablesOf(small_judge, _tables(relevance=_stacked(RELEVANCE_KEY, verifier=5.0)))
+    needs = metric.grader(judge).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    assert needs.notes["decided_by"] == "judge rule (a rubric replaces the task the stacked model was fitted on)"
+    assert "verifier" not in needs.features[0]
+
+
+def test_a_malformed_stacked_model_is_refused_naming_its_table() -> None:
+    with pytest.raises(ConfigError, match=r"calibration 'relevance.stacked'.*verifier_sha256"):
+        stacked_model(_tables(relevance={"intercept": 0.0, "weights": {}}), RELEVANCE_KEY, SHIPPED_SHA256)
+    with pytest.raises(ConfigError, match=r"calibration 'attribution.stacked': no such feature wrong"):
+        stacked_model(_tables(attribution={**_stacked(ATTRIBUTION_KEY), "weights": {"wrong": 1.0}}), ATTRIBUTION_KEY, SHIPPED_SHA256)
+    with pytest.raises(ConfigError, match="no weight for"):
+        create_metric("context_recall", {"grader": "stacked"}).check_calibration(_tables(attribution={**_stacked(ATTRIBUTION_KEY), "weights": {"judge": 1.0}}))
+    assert isinstance(stacked_model(_tables(relevance=_stacked(RELEVANCE_KEY)), RELEVANCE_KEY, SHIPPED_SHA256), LogisticModel)
+
+
+def test_the_catalogs_stacked_models_weigh_the_shipped_verifier_file() -> None:
+    """A retrained verifier file ships only with stacked models refitted on its logits
+    (training/choose_decision.py --ship): otherwise the default judge's models would be ignored."""
+    from localeval.models.store import CATALOG
+
+    tables = CATALOG[DEFAULT_MODEL].calibration
+    stacked = {task: table[STACKED] for task, table in tables.items() if STACKED in table}
+    for task, table in stacked.items():
+        assert table["verifier_sha256"] == SHIPPED_SHA256, task
+        assert stacked_model(tables, task, load_verifier().sha256) is not None
+    assert load_verifier().sha256 == SHIPPED_SHA256 and shipped_path().is_file()
+
+
+def test_the_verifier_option_of_0_5_names_a_grader_and_a_contradiction_is_refused() -> None:
+    assert create_metric("context_relevance", {"verifier": True}).params.grader == "verifier"
+    assert create_metric("faithfulness", {"verifier": "false"}).params.grader == "judge"
+    assert create_metric("context_recall", {"grader": "stacked"}).grader_class() is GRADERS["stacked"]
+    with pytest.raises(ConfigError, match=r"metric 'context_recall' options: verifier=true names the grader 'verifier', and grader='stacked' another"):
+        create_metric("context_recall", {"verifier": True, "grader": "stacked"})
+    with pytest.raises(ConfigError, match="verifier must be true or false"):
+        create_metric("context_recall", {"verifier": "sometimes"})
+
+
+def test_replacing_a_catalog_table_keeps_the_other_lines_and_writes_toml_that_reads_back() -> None:
+    text = 'default = "m"\n\n[[model]]\nname = "m"\ncalibration.relevance = { intercept = 1.0, weights = { a = 2.0 } }\ncalibration.usefulness = { intercept = 0.5, weights = { judge = 1.0 } }\n\n[[model]]\nname = "n"\n'
+    table = {"intercept": -1.5, "weights": {"a": 0.25}, STACKED: {"intercept": 0.1, "weights": {"a": 1.0}, "verifier_sha256": "ab" * 32}}
+    written = tomllib.loads(replace_calibrations(text, "m", {RELEVANCE_KEY: table}))
+    assert written["model"][0]["calibration"] == {"relevance": table, "usefulness": {"intercept": 0.5, "weights": {"judge": 1.0}}}
+    assert written["model"][1] == {"name": "n"}
