@@ -5,12 +5,14 @@ the judge rule decides exactly as it does alone. Real SmolLM2 answers and the sh
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 import tomllib
+from conftest import result_rows, run_score
 
 from localeval.calibration.combination import LogisticModel
 from localeval.errors import ConfigError
@@ -145,3 +147,15 @@ def test_replacing_a_catalog_table_keeps_the_other_lines_and_writes_toml_that_re
     written = tomllib.loads(replace_calibrations(text, "m", {RELEVANCE_KEY: table}))
     assert written["model"][0]["calibration"] == {"relevance": table, "usefulness": {"intercept": 0.5, "weights": {"judge": 1.0}}}
     assert written["model"][1] == {"name": "n"}
+
+
+def test_the_command_line_names_the_grader_and_refuses_two_that_disagree(write_jsonl: Any, tmp_path: Any) -> None:
+    data = write_jsonl([{"id": "a", "user_input": "Who wrote it?", "retrieved_contexts": ["Ann wrote the book."], "reference": "Ann wrote the book."}])
+    out = tmp_path / "out.jsonl"
+    done = run_score(data, "-m", "context_recall", "--grader", "verifier", "-o", out, "-q")
+    assert done.exit_code == 0, done.output
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert header["run"]["metrics"]["context_recall"]["grader"] == "verifier" and header["run"]["judge"] is None
+    assert len(result_rows(out)) == 1
+    refused = run_score(data, "-m", "context_recall", "--verifier", "--grader", "stacked", "-o", tmp_path / "other.jsonl", "-q")
+    assert refused.exit_code == 2 and "verifier=true names the grader 'verifier', and grader='stacked' another" in refused.output
