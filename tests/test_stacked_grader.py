@@ -97,6 +97,31 @@ def test_without_a_stacked_model_for_this_judge_and_verifier_the_judge_rule_deci
     assert needs.notes["decided_by"] == "judge rule (no stacked model in this judge's table)"
 
 
+def test_a_calibration_file_that_replaces_the_tasks_table_leaves_the_decision_to_the_judge_rule(small_judge: Any) -> None:
+    """The user's own `localeval calibrate` table replaces the catalog's whole table for the task,
+    stacked model included (localeval.judge.backends.calibration_tables, as every backend merges)."""
+    from localeval.calibration.combination import CalibrationFile
+    from localeval.judge.backends import calibration_tables
+
+    users = create_metric("context_relevance").default_calibration.describe()
+    merged = calibration_tables(_tables(relevance=_stacked(RELEVANCE_KEY, verifier=5.0)), CalibrationFile("mine.json", "0" * 64, {RELEVANCE_KEY: users}))
+    calibration = create_metric("context_relevance").calibration_for(merged)
+    needs = StackedGrader(TablesOf(small_judge, merged), calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    alone = JudgeRule(small_judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    assert (needs.probabilities, needs.features) == (alone.probabilities, alone.features)
+    assert needs.notes["decided_by"] == "judge rule (no stacked model in this judge's table)"
+
+
+def test_a_question_longer_than_the_verifier_reads_is_decided_by_the_judge_rule_saying_so(small_judge: Any) -> None:
+    judge = TablesOf(small_judge, _tables(relevance=_stacked(RELEVANCE_KEY, verifier=5.0)))
+    calibration = create_metric("context_relevance").calibration_for({})
+    question = "When was the Eiffel Tower, " + "the wrought-iron lattice tower on the Champ de Mars in Paris, " * 6 + "completed?"
+    needs = StackedGrader(judge, calibration).needed(question, UNITS, CONTEXTS, UsageTally())
+    alone = JudgeRule(judge, calibration).needed(question, UNITS, CONTEXTS, UsageTally())
+    assert (needs.probabilities, needs.features) == (alone.probabilities, alone.features)
+    assert needs.notes["decided_by"].startswith("judge rule (the question has ") and "more than the 64 the verifier reads" in needs.notes["decided_by"]
+
+
 def test_a_rubric_leaves_the_decision_to_the_judge_rule(small_judge: Any, tmp_path: Any) -> None:
     """A rubric replaces the judge's task, so its log-odds are not the ones the model was fitted on."""
     rubric = tmp_path / "rubric.txt"
@@ -125,6 +150,7 @@ def test_the_catalogs_stacked_models_weigh_the_shipped_verifier_file() -> None:
 
     tables = CATALOG[DEFAULT_MODEL].calibration
     stacked = {task: table[STACKED] for task, table in tables.items() if STACKED in table}
+    assert set(stacked) == {RELEVANCE_KEY}  # docs/metrics.md: context_relevance's ships; statements' none (within noise)
     for task, table in stacked.items():
         assert table["verifier_sha256"] == SHIPPED_SHA256, task
         assert stacked_model(tables, task, load_verifier().sha256) is not None
