@@ -185,3 +185,22 @@ def test_the_command_line_names_the_grader_and_refuses_two_that_disagree(write_j
     assert len(result_rows(out)) == 1
     refused = run_score(data, "-m", "context_recall", "--verifier", "--grader", "stacked", "-o", tmp_path / "other.jsonl", "-q")
     assert refused.exit_code == 2 and "verifier=true names the grader 'verifier', and grader='stacked' another" in refused.output
+
+
+def test_refitting_the_judge_rules_table_keeps_the_tasks_stacked_model(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/write_catalog.py replaces the judge rule's combination; the stacked model weighs the
+    judge rule's raw features, not that combination, so it stays (the release step must not drop it)."""
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from write_catalog import CATALOG_FILE, write_catalog
+
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(CATALOG_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    refit = {"intercept": -1.0, "weights": {name: 0.5 for name in STACKED_FEATURES[RELEVANCE_KEY] if not name.startswith("verifier")}}
+    write_catalog(DEFAULT_MODEL, {RELEVANCE_KEY: refit}, catalog)
+    before = tomllib.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+    after = tomllib.loads(catalog.read_text(encoding="utf-8"))
+    table = next(m for m in after["model"] if m["name"] == DEFAULT_MODEL)["calibration"][RELEVANCE_KEY]
+    shipped = next(m for m in before["model"] if m["name"] == DEFAULT_MODEL)["calibration"][RELEVANCE_KEY]
+    assert {k: table[k] for k in ("intercept", "weights")} == refit and table[STACKED] == shipped[STACKED]
