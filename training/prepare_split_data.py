@@ -9,7 +9,9 @@ and licence) and writes, as JSON Lines in prepare_verifier_data.py's row format 
   test split's news summaries as whole samples (article, statements, labels) in the shape of
   shared/data/recall_dev.jsonl. No training or tuning script reads SEALED_DIR (splits.py);
 - OUT/validation_samples.jsonl: the validation split's HotpotQA questions as whole samples, the
-  shapes tune_cut.py chooses the relevance rule on;
+  shapes tune_cut.py chooses the relevance rule on, and plain one-context windows of SelQA and
+  SQuAD questions (plain_samples.py); SEALED_DIR/test_relevance_samples.jsonl: the same shapes of
+  the test split's groups (the sealed figures of the relevance decision);
 - OUT/counts.json: rows per source, split and label, and what was dropped and why.
 
 Splits (training/splits.py): every group (document, question, premise, case) is hashed to one
@@ -41,6 +43,7 @@ from typing import Any
 
 import prepare_verifier_data as legacy
 from news_documents import DocumentClusters, qags_index
+from plain_samples import plain_samples, sample_rows
 from splits import SEALED, legacy_split, split_of
 
 from localeval.data.text import split_sentences
@@ -364,18 +367,26 @@ def main() -> None:
     args.sealed.mkdir(parents=True, exist_ok=True)
     table: Counter[tuple[str, str, int]] = Counter()
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
+    pairs = [*legacy_rows(args.sources), *news, *dialogue_rows(args.sources, counts), *selqa_rows(args.sources), *esnli_rows(args.sources)]
+    plain = {split: list(plain_samples(pairs, split)) for split in ("train", "validation", "test")}
+    windows = [r for split, found in plain.items() for s in found for r in sample_rows(s, split)]
     with open(args.out / "rows.jsonl", "w", encoding="utf-8") as train, open(args.sealed / "test_rows.jsonl", "w", encoding="utf-8") as test:
-        for item in (*legacy_rows(args.sources), *news, *dialogue_rows(args.sources, counts), *selqa_rows(args.sources), *esnli_rows(args.sources)):
+        for item in (*pairs, *windows):
             table[(item["source"], item["split"], item["label"])] += 1
             groups[(item["source"], item["split"])].add(item["group"])
             (test if item["split"] == "test" else train).write(json.dumps(item, ensure_ascii=False) + "\n")
     with open(args.sealed / "test_news_samples.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in samples)
     # tune_cut.py's whole HotpotQA samples: the old validation questions that are now validation (the others are test).
-    tuning = [s for s in legacy.hotpotqa_validation_samples(args.sources / "hotpotqa") if legacy_split("hotpotqa", s["group"], seen=False) == "validation"]
-    with open(args.out / "validation_samples.jsonl", "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in tuning)
-    counts["hotpotqa: validation questions as whole samples for tune_cut.py"] = len({s["group"] for s in tuning})
+    # Whole relevance samples: the old HotpotQA validation questions split between validation and
+    # test (the questions the shipped verifier never trained on), then the plain windows.
+    hotpotqa = list(legacy.hotpotqa_validation_samples(args.sources / "hotpotqa"))
+    for split, path in (("validation", args.out / "validation_samples.jsonl"), ("test", args.sealed / "test_relevance_samples.jsonl")):
+        whole = [s for s in hotpotqa if legacy_split("hotpotqa", s["group"], seen=False) == split] + plain[split]
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in whole)
+        counts[f"hotpotqa: {split} questions as whole samples"] = len({s["group"] for s in whole if s["source"] == "hotpotqa"})
+        counts[f"plain windows: {split} samples"] = len(plain[split])
     report = {"legacy_rows_sha256": digest.hexdigest(), "dropped_and_merged": dict(sorted(counts.items())),
               "rows": {f"{s}/{sp}/{y}": n for (s, sp, y), n in sorted(table.items())},
               "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples)}
