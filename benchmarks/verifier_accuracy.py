@@ -12,7 +12,11 @@ both through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES
 - statements: shared/data/attribution_dev.jsonl (SciFact, WiCE) with each question form (none,
   a real question about the page, one that restates the claim), shared/data/recall_dev.jsonl
   (QAGS), VitaminC's held-out half of cases, FEVER-symmetric test;
-- the hand-written plain and unanswerable cases.
+- the hand-written plain and unanswerable cases;
+- `--task sealed` (only when named): the sealed test split's whole relevance samples
+  (training/prepare_split_data.py: HotpotQA test questions in the shapes above, plain one-context
+  windows of SelQA and SQuAD test questions), the final evaluation of the relevance decision.
+  Run it after a decision is chosen, never to choose one.
 
     python benchmarks/verifier_accuracy.py [--task relevance,squad,...] [--limit N]
 """
@@ -34,6 +38,7 @@ from localeval.data.samples import Sample
 from localeval.metrics import create_metric
 
 TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "plain", "unanswerable")
+SEALED_SAMPLES = Path(__file__).resolve().parents[1] / "training" / ".cache" / "sealed" / "test_relevance_samples.jsonl"
 
 
 class Scorer:
@@ -106,6 +111,23 @@ def squad(scorer: Scorer, limit: int | None) -> dict[str, Any]:
         for shape, question, contexts, gold in shapes:
             by_shape.setdefault(shape, []).append((set(scorer.select(question, contexts, cost="squad 1" if shape == "squad 1" else None)["selected"]), gold))
     return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in by_shape.items()}
+
+
+def sealed(scorer: Scorer, limit: int | None, path: Path = SEALED_SAMPLES) -> dict[str, Any]:
+    """The sealed split's whole relevance samples, per source and shape (`limit`: samples per
+    source and shape, the first ones in the file's order)."""
+    if not path.is_file():
+        raise SystemExit(f"{path}: no sealed relevance samples; run training/prepare_split_data.py (training/DATA.md)")
+    by_shape: dict[str, list[tuple[set[int], set[int]]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        sample = json.loads(line)
+        shape = f"{sample['source']} {sample['shape']}"
+        if limit is not None and len(by_shape.get(shape, [])) >= limit:
+            continue
+        cost = shape if shape in ("hotpotqa 10", "selqa plain", "squad plain") else None
+        selected = set(scorer.select(sample["question"], sample["contexts"], cost=cost)["selected"])
+        by_shape.setdefault(shape, []).append((selected, set(sample["required"])))
+    return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in sorted(by_shape.items())}
 
 
 ROWS: list[dict[str, Any]] = []  # every statement's label and verdict features (--dump-rows)
@@ -210,7 +232,7 @@ def remember_pairs(verifier: Any) -> None:
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}")
+    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}, and sealed (only when named)")
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
     parser.add_argument("--grader", choices=("verifier", "judge", "stacked"), default="verifier", help="what decides (judge and stacked need the judge; its answers are cached)")
@@ -240,6 +262,8 @@ def main(argv: Iterable[str] | None = None) -> None:
             report[task] = statements(scorer, task, args.limit, args.shift, args.forms.split(","))
     if "plain" in tasks:
         report["plain"] = plain(scorer)
+    if "sealed" in tasks:
+        report["sealed"] = sealed(scorer, args.limit)
     if "unanswerable" in tasks:
         report["unanswerable"] = unanswerable(scorer)
     report["seconds per sample"] = {k: statistics.fmean(v) for k, v in scorer.seconds.items()}

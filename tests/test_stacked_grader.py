@@ -54,15 +54,17 @@ def _tables(**stacked: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_the_stacked_model_weighs_the_judge_rules_features_and_the_verifiers_logits(small_judge: Any) -> None:
-    judge = TablesOf(small_judge, _tables(relevance=_stacked(RELEVANCE_KEY, judge_passage=1.5, verifier=0.4, verifier_passage=0.1)))
+    judge = TablesOf(small_judge, _tables(relevance=_stacked(RELEVANCE_KEY, judge_passage=1.5, verifier=0.4, verifier_passage=0.1, verifier_vs_best=0.7)))
     calibration = create_metric("context_relevance").calibration_for({})
     needs = StackedGrader(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     alone = JudgeRule(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     read = VerifierGrader(None, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     assert needs.notes["decided_by"] == "stacked"
+    top = max(v["verifier"] for v in read.features)
     for probability, features, judged, verifier in zip(needs.probabilities, needs.features, alone.features, read.features):
-        assert features == {**judged, "verifier": verifier["verifier"], "verifier_passage": verifier["best_in_context"]}
-        by_hand = -1.0 + 1.5 * judged["judge_passage"] + 0.4 * verifier["verifier"] + 0.1 * verifier["best_in_context"]
+        below_top = verifier["verifier"] - top
+        assert features == {**judged, "verifier": verifier["verifier"], "verifier_passage": verifier["best_in_context"], "verifier_vs_best": below_top}
+        by_hand = -1.0 + 1.5 * judged["judge_passage"] + 0.4 * verifier["verifier"] + 0.1 * verifier["best_in_context"] + 0.7 * below_top
         assert probability == pytest.approx(1 / (1 + math.exp(-by_hand)))
     assert needs.rule is alone.rule  # the judge rule's selection: the unit holding its short answer is kept
 

@@ -17,7 +17,8 @@ by question, so no candidate is scored on the questions it was fitted on:
 
 `--task attribution` chooses the same way for the statements context_recall, faithfulness and
 factual_correctness judge (decision_rows.py --task attribution): the judge rule (its shipped
-calibration at 0.5), the verifier (its file's cut), a stacked logistic model of the judge rule's
+calibration at 0.5, and refitted here on its own features: the refit of its calibration for
+0.5.0's prompt, issue 48), the verifier (its file's cut), a stacked logistic model of the judge rule's
 features and the verifier's logit (classes and sources weighed equally, folds by group), and a
 cascade (the judge is asked only where the verifier's logit falls inside a band). The figure is
 the mean over sources of the balanced accuracy.
@@ -47,7 +48,7 @@ from splits import refuse_sealed
 
 from localeval.calibration.fitting import balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
-from localeval.graders.stacked import STACKED, STACKED_FEATURES
+from localeval.graders.stacked import STACKED, STACKED_FEATURES, relevance_features
 from localeval.models.store import DEFAULT_MODEL, replace_calibrations
 from localeval.verifier import Verifier, shipped_path
 
@@ -58,11 +59,27 @@ FOLDS = 5
 BAND_EDGES = [round(float(x), 2) for x in np.arange(-4.0, 8.01, 0.5)]
 
 Selections = list[set[int]]
-# The stacked relevance models tried: their features (empty: every judge rule feature and the verifier's two).
-STACKED_CANDIDATES: dict[str, list[str]] = {
-    "stacked (judge features + verifier)": [],
-    "stacked (verifier + judge_passage, judge_choice)": ["verifier", "verifier_passage", "judge_passage", "judge_choice"],
+# The stacked relevance models tried: their features (empty: every judge rule feature and the
+# verifier's three), and whether each sample weighs the same in the fit ("per sample") or each
+# unit does (a ten-paragraph question has forty units, a plain window three: unit weights let
+# HotpotQA decide the model, and it then selects a plain answer's neighbours too).
+STACKED_CANDIDATES: dict[str, tuple[list[str], bool]] = {
+    "stacked (judge features + verifier)": ([], False),
+    "stacked (verifier + judge_passage, judge_choice)": (["verifier", "verifier_passage", "judge_passage", "judge_choice"], False),
+    "stacked (the four + verifier_vs_best)": (["verifier", "verifier_passage", "verifier_vs_best", "judge_passage", "judge_choice"], False),
+    "stacked (judge features + verifier), per sample": ([], True),
+    "stacked (the four), per sample": (["verifier", "verifier_passage", "judge_passage", "judge_choice"], True),
+    "stacked (the four + verifier_vs_best), per sample": (["verifier", "verifier_passage", "verifier_vs_best", "judge_passage", "judge_choice"], True),
 }
+
+
+def sample_weights(rows: Sequence[dict[str, Any]], per_sample: bool) -> list[float] | None:
+    """Unit weights that make each sample weigh the same (mean 1), or None: each unit weighs 1."""
+    if not per_sample:
+        return None
+    weights = [1.0 / max(1, len(r["verifier_logits"])) for r in rows]
+    mean = statistics.fmean(weights)
+    return [w / mean for w in weights]
 
 
 def shape_figures(rows: Sequence[dict[str, Any]], selections: Selections) -> dict[str, float]:
@@ -106,8 +123,8 @@ def cascade_selections(rows: Sequence[dict[str, Any]], low: float, high: float) 
 
 
 def unit_features(row: dict[str, Any]) -> list[dict[str, float]]:
-    """The judge rule's features of each unit, with the verifier's logit and its context's best."""
-    return [{**f, "verifier": v, "verifier_passage": b} for f, v, b in zip(row["judge_features"], row["verifier_logits"], passage_best(row))]
+    """The judge rule's features of each unit beside the verifier's, as the stacked grader reads them."""
+    return relevance_features(row["judge_features"], row["verifier_logits"], passage_best(row))
 
 
 def out_of_fold(rows: Sequence[dict[str, Any]], choose: Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], set[int]]]) -> Selections:
@@ -123,9 +140,9 @@ def out_of_fold(rows: Sequence[dict[str, Any]], choose: Callable[[list[dict[str,
     return selections
 
 
-def stacked_rule(features: Sequence[str]) -> Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], set[int]]]:
+def stacked_rule(features: Sequence[str], per_sample: bool) -> Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], set[int]]]:
     def choose(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], set[int]]:
-        fit = fit_selection([unit_features(r) for r in train], [set(r["required"]) for r in train], features, select_units)
+        fit = fit_stacked(train, features, per_sample)
 
         def rule(row: dict[str, Any]) -> set[int]:
             units = unit_features(row)
@@ -134,6 +151,16 @@ def stacked_rule(features: Sequence[str]) -> Callable[[list[dict[str, Any]]], Ca
         return rule
 
     return choose
+
+
+def fit_stacked(rows: Sequence[dict[str, Any]], features: Sequence[str], per_sample: bool) -> Any:
+    """The stacked selection model on `rows` (localeval.calibration.fitting.fit_selection: the metric's selection rule, its threshold fitted with it)."""
+    return fit_selection([unit_features(r) for r in rows], [set(r["required"]) for r in rows], features, select_units, row_weights=sample_weights(rows, per_sample))
+
+
+def no_worse(cells: dict[str, float], judge: dict[str, float]) -> bool:
+    """Whether a candidate is at least the judge rule's figure on every shape (the issue's bar for a default)."""
+    return all(cells[shape] >= judge[shape] for shape in judge)
 
 
 def best_band(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
@@ -209,6 +236,7 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]
     stacked_features = [*judge_features, "verifier"]
     candidates: dict[str, Verdicts] = {
         "judge": [int(r["judge_probability"] >= 0.5) for r in rows],
+        "judge rule refitted (its own features)": out_of_fold_verdicts(rows, stacked_attribution(judge_features)),
         "verifier": [int(r["verifier_logit"] >= cut) for r in rows],
         "stacked (judge features + verifier)": out_of_fold_verdicts(rows, stacked_attribution(stacked_features)),
         "stacked (judge, best_coverage, verifier)": out_of_fold_verdicts(rows, stacked_attribution(["judge", "best_coverage", "verifier"])),
@@ -222,7 +250,7 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]
         report["candidates"][name] = {"figure": round(mean, 4), **{k: round(v, 4) for k, v in cells.items()}}
         print(f"{name:45s} {mean:.3f}  " + ", ".join(f"{k} {v:.2f}" for k, v in cells.items()))
     weights = balancing_weights([r["label"] for r in rows], [r["source"] for r in rows])
-    for name, features in (("stacked (judge features + verifier)", stacked_features), ("stacked (judge, best_coverage, verifier)", ["judge", "best_coverage", "verifier"])):
+    for name, features in (("judge rule refitted (its own features)", judge_features), ("stacked (judge features + verifier)", stacked_features), ("stacked (judge, best_coverage, verifier)", ["judge", "best_coverage", "verifier"])):
         fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
@@ -262,20 +290,24 @@ def main() -> None:
         return
     calibration = verifier.calibration["relevance"]
     judge_features = sorted(rows[0]["judge_features"][0]) if rows[0]["judge_features"] else []
+    every = [*judge_features, "verifier", "verifier_passage", "verifier_vs_best"]
     candidates: dict[str, Selections] = {
         "judge": [set(r["judge_selected"]) for r in rows],
         "verifier": verifier_selections(rows, calibration.cut, calibration.passage_weight),
-        **{name: out_of_fold(rows, stacked_rule(features or [*judge_features, "verifier", "verifier_passage"])) for name, features in STACKED_CANDIDATES.items()},
+        **{name: out_of_fold(rows, stacked_rule(features or every, per_sample)) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
         "cascade": out_of_fold(rows, cascade_rule),
     }
     print(f"{len(rows)} validation samples, {len({r['group'] for r in rows})} questions, {FOLDS} folds by question")
     report: dict[str, Any] = {"samples": len(rows), "questions": len({r["group"] for r in rows}), "candidates": {}}
+    judge_cells = shape_figures(rows, candidates["judge"])
     for name, selections in candidates.items():
         cells = shape_figures(rows, selections)
-        report["candidates"][name] = {"figure": round(figure(rows, selections), 4), **{k: round(v, 4) for k, v in cells.items()}}
-        print(f"{name:50s} {figure(rows, selections):.3f}  " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
-    for name, features in STACKED_CANDIDATES.items():
-        fit = fit_selection([unit_features(r) for r in rows], [set(r["required"]) for r in rows], features or [*judge_features, "verifier", "verifier_passage"], select_units)
+        report["candidates"][name] = {"figure": round(figure(rows, selections), 4), "no_worse_than_judge_on_every_shape": no_worse(cells, judge_cells), **{k: round(v, 4) for k, v in cells.items()}}
+        mark = "=" if no_worse(cells, judge_cells) else " "
+        print(f"{name:55s} {figure(rows, selections):.3f} {mark} " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
+    print("= : at least the judge rule's figure on every shape")
+    for name, (features, per_sample) in STACKED_CANDIDATES.items():
+        fit = fit_stacked(rows, features or every, per_sample)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
     low, high = best_band(rows)

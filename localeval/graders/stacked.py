@@ -39,7 +39,7 @@ from localeval.verifier import load_verifier
 STACKED = "stacked"  # the key of the stacked model inside a task's calibration table
 # What each task's stacked model weighs: the judge rule's features and the verifier's readings.
 STACKED_FEATURES: dict[str, tuple[str, ...]] = {
-    RELEVANCE_KEY: (*RELEVANCE_FEATURES, "verifier", "verifier_passage"),
+    RELEVANCE_KEY: (*RELEVANCE_FEATURES, "verifier", "verifier_passage", "verifier_vs_best"),
     ATTRIBUTION_KEY: (*ATTRIBUTION_FEATURES, "verifier"),
 }
 
@@ -58,6 +58,14 @@ def stacked_model(tables: Mapping[str, Any], task: str, verifier_sha256: str) ->
     if stacked["verifier_sha256"] != verifier_sha256:
         return None
     return LogisticModel.from_table(stacked, where, STACKED_FEATURES[task])
+
+
+def relevance_features(judged: Sequence[Mapping[str, float]], logits: Sequence[float], best_in_context: Sequence[float]) -> list[dict[str, float]]:
+    """Each unit's judge rule features beside the verifier's readings: its logit, the best logit
+    of its context, and its distance below the sample's best logit (in one short context the
+    verifier scores the answer's neighbours high too; the answer is the one on top)."""
+    top = max(logits, default=0.0)
+    return [{**f, "verifier": v, "verifier_passage": b, "verifier_vs_best": v - top} for f, v, b in zip(judged, logits, best_in_context)]
 
 
 class StackedGrader(Grader):
@@ -107,7 +115,7 @@ class StackedGrader(Grader):
             read = self.verifier.needed(question, units, passages, tally)
         except Unanswerable as refusal:
             return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": f"judge rule ({refusal})"})
-        features = [{**f, "verifier": v["verifier"], "verifier_passage": v["best_in_context"]} for f, v in zip(judged.features, read.features)]
+        features = relevance_features(judged.features, [v["verifier"] for v in read.features], [v["best_in_context"] for v in read.features])
         return Needs([model.probability(f) for f in features], features, judged.rule, {**judged.notes, **read.notes, "decided_by": "stacked"})
 
     def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
