@@ -45,9 +45,9 @@ import prepare_verifier_data as legacy
 from news_documents import DocumentClusters, qags_index
 from plain_samples import plain_samples, sample_rows
 from splits import SEALED, legacy_split, split_of
+from statement_windows import best_window
 
 from localeval.data.text import split_sentences
-from localeval.graders.verifier import sentence_windows  # the runtime's own windows
 from localeval.verifier import load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS
 
@@ -186,20 +186,6 @@ def summac(folder: Path, counts: Counter[str]) -> Iterator[Summary]:
             else:
                 label = int(item["label"])
             yield Summary(f"summac_{name}", item["document"], item["claim"], label)
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def best_window(statement: str, sentences: list[str], lengths: list[int], budget: int, tokenizer: Any) -> str:
-    """The window of the article (as the runtime cuts them: recall.py) holding most of the
-    statement's words."""
-    room = budget - len(tokenizer.encode(statement)) - 3
-    windows = sentence_windows(sentences, lengths, room)
-    wanted = _words(statement)
-    best = max(windows, key=lambda w: (len(wanted & _words(" ".join(sentences[i] for i in w))), -w.start))
-    return " ".join(sentences[i] for i in best)
 
 
 def news_rows(folder: Path, counts: Counter[str]) -> tuple[list[Row], list[dict[str, Any]]]:
