@@ -58,6 +58,7 @@ CHECK_COVID_LABELS = {"SUPPORT": 1, "REFUTE": 0}  # NOTENOUGHINFO: against its o
 CITINT_LABELS = {"SUPPORT": 1, "REFUTE": 0}  # no evidence at all: the passage does not support the claim (0)
 FACTCHECK_LABELS = {"completely-support": 1, "partially-support": 0, "refute": 0, "irrelevant": 0}
 CITATION_MARKER = re.compile(r"<\|\w+\|>")
+MIN_CLAIM_WORDS = 4  # fewer is a fragment, not a claim (Citation-Integrity's "Chen et al.." once its marker is gone)
 
 
 @dataclass(frozen=True)
@@ -227,13 +228,15 @@ def scifact_filter(shared: Path) -> SciFactFilter:
 
 
 def kept_claims(claims: list[Claim], groups: dict[str, str], scifact: SciFactFilter, counts: Counter[str]) -> list[Claim]:
-    """The claims neither SciFact filter drops (counted per source)."""
+    """The claims that are claims (MIN_CLAIM_WORDS) and that neither SciFact filter drops (counted per source)."""
     tainted = {groups[c.key] for c in claims if scifact.document_overlaps(c.document)}
     for group in sorted(tainted):
         counts[f"claims: group {group} shares text with a SciFact abstract, dropped"] += 1
     kept = []
     for claim in claims:
-        if groups[claim.key] in tainted:
+        if len(normalised(claim.claim).split()) < MIN_CLAIM_WORDS:
+            counts[f"{claim.source}: fewer than {MIN_CLAIM_WORDS} words, not a claim"] += 1
+        elif groups[claim.key] in tainted:
             counts[f"{claim.source}: claims of a group sharing text with a SciFact abstract, dropped"] += 1
         elif scifact.claim_overlaps(claim.claim):
             counts[f"{claim.source}: claims repeating a SciFact claim, dropped"] += 1
