@@ -82,7 +82,7 @@ def test_scifact_claims_and_documents_are_dropped() -> None:
     stock = "The aim of this study was to investigate the nests of herons."
     assert scifact.document_overlaps(copied) and not scifact.document_overlaps(stock)
     claims = [cd.Claim("citint", "citint:1", "Otters eat crayfish in winter streams.", copied, 1),
-              cd.Claim("citint", "citint:1", "The team counted nests later on.", "Another passage of the same paper.", 1),
+              cd.Claim("citint", "citint:1", "The team counted nests later on.", "Another passage of the same paper, which the first one does not copy.", 1),
               cd.Claim("factcheck_gpt", "fc:1", "Otters prefer crayfish to trout.", stock, 0),
               cd.Claim("factcheck_gpt", "fc:2", "Herons build nests in reeds.", stock, 0)]
     counts: Counter[str] = Counter()
@@ -90,6 +90,7 @@ def test_scifact_claims_and_documents_are_dropped() -> None:
     assert [c.claim for c in kept] == ["Herons build nests in reeds."]
     assert counts["citint: claims of a group sharing text with a SciFact abstract, dropped"] == 2
     assert counts["factcheck_gpt: claims repeating a SciFact claim, dropped"] == 1
+    assert cd.kept_claims([cd.Claim("factcheck_gpt", "fc:3", "Herons build nests in reeds.", "Google LLC", 0)], {"fc:3": "fc:3"}, scifact, counts) == []
 
 
 def test_documents_sharing_text_are_one_group_on_one_side() -> None:

@@ -59,6 +59,7 @@ CITINT_LABELS = {"SUPPORT": 1, "REFUTE": 0}  # no evidence at all: the passage d
 FACTCHECK_LABELS = {"completely-support": 1, "partially-support": 0, "refute": 0, "irrelevant": 0}
 CITATION_MARKER = re.compile(r"<\|\w+\|>")
 MIN_CLAIM_WORDS = 4  # fewer is a fragment, not a claim (Citation-Integrity's "Chen et al.." once its marker is gone)
+MIN_DOCUMENT_WORDS = 12  # fewer is a page that did not load, not evidence (Factcheck-GPT's "Google LLC", "Try again Please enable Javascript...")
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,8 @@ def scifact_filter(shared: Path) -> SciFactFilter:
 
 
 def kept_claims(claims: list[Claim], groups: dict[str, str], scifact: SciFactFilter, counts: Counter[str]) -> list[Claim]:
-    """The claims that are claims (MIN_CLAIM_WORDS) and that neither SciFact filter drops (counted per source)."""
+    """The claims that are claims (MIN_CLAIM_WORDS), against text that is a document
+    (MIN_DOCUMENT_WORDS), and that neither SciFact filter drops (counted per source)."""
     tainted = {groups[c.key] for c in claims if scifact.document_overlaps(c.document)}
     for group in sorted(tainted):
         counts[f"claims: group {group} shares text with a SciFact abstract, dropped"] += 1
@@ -236,6 +238,8 @@ def kept_claims(claims: list[Claim], groups: dict[str, str], scifact: SciFactFil
     for claim in claims:
         if len(normalised(claim.claim).split()) < MIN_CLAIM_WORDS:
             counts[f"{claim.source}: fewer than {MIN_CLAIM_WORDS} words, not a claim"] += 1
+        elif len(normalised(claim.document).split()) < MIN_DOCUMENT_WORDS:
+            counts[f"{claim.source}: document of fewer than {MIN_DOCUMENT_WORDS} words, not evidence"] += 1
         elif groups[claim.key] in tainted:
             counts[f"{claim.source}: claims of a group sharing text with a SciFact abstract, dropped"] += 1
         elif scifact.claim_overlaps(claim.claim):
