@@ -62,6 +62,7 @@ def test_not_enough_info_is_read_against_its_sentence_only(tmp_path: Path) -> No
 
 def test_citation_markers_are_removed_and_no_evidence_is_unsupported(tmp_path: Path) -> None:
     assert cd.strip_citation_markers("Bees dance to point at food [<|cit|>, 12] and rest (<|multi_cit|>).") == "Bees dance to point at food [12] and rest."
+    assert cd.strip_citation_markers("(-)-Epicatechin helps (<|other_cit|>; Smith et al., <|cit|>)") == "(-)-Epicatechin helps (Smith et al.)"
     folder = tmp_path / "citint"
     write_lines(folder / "corpus.jsonl", [{"doc_id": 7001, "abstract": ["Bees dance.", "They rest."]}, {"doc_id": 7002, "abstract": ["Ants march."]}])
     write_lines(folder / "claims_train.jsonl", [

@@ -58,6 +58,7 @@ CHECK_COVID_LABELS = {"SUPPORT": 1, "REFUTE": 0}  # NOTENOUGHINFO: against its o
 CITINT_LABELS = {"SUPPORT": 1, "REFUTE": 0}  # no evidence at all: the passage does not support the claim (0)
 FACTCHECK_LABELS = {"completely-support": 1, "partially-support": 0, "refute": 0, "irrelevant": 0}
 CITATION_MARKER = re.compile(r"<\|\w+\|>")
+MARK = "\x00"  # where a citation marker was, while the text around it is tidied
 MIN_CLAIM_WORDS = 4  # fewer is a fragment, not a claim (Citation-Integrity's "Chen et al.." once its marker is gone)
 MIN_DOCUMENT_WORDS = 12  # fewer is a page that did not load, not evidence (Factcheck-GPT's "Google LLC", "Try again Please enable Javascript...")
 
@@ -120,12 +121,12 @@ def check_covid(folder: Path) -> Iterator[Claim]:
 
 def strip_citation_markers(text: str) -> str:
     """A citing sentence without Citation-Integrity's markers (<|cit|>, <|multi_cit|>,
-    <|other_cit|>) and the brackets and separators they leave empty, as a reader would quote it."""
-    text = CITATION_MARKER.sub("", text)
-    text = re.sub(r"([\[(])[\s,;–-]+", r"\1", text)
-    text = re.sub(r"[\s,;–-]+([\])])", r"\1", text)
-    text = re.sub(r"\s*(\[\]|\(\))", "", text)
-    return re.sub(r"\s+([.,;:])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+    <|other_cit|>), and without the brackets and separators a marker leaves empty, as a reader
+    would quote it. Only text beside a marker changes ("(-)-epicatechin" stays)."""
+    text = CITATION_MARKER.sub(MARK, text)
+    text = re.sub(rf"\s*[\[(]\s*{MARK}(?:\s*[,;]\s*{MARK})*\s*[\])]", "", text)  # a bracket of markers only
+    text = re.sub(rf"{MARK}\s*[,;]\s*|\s*[,;]\s*{MARK}", "", text)  # a marker in a list
+    return re.sub(rf"\s*{MARK}", "", text).strip()
 
 
 def citation_integrity(folder: Path) -> Iterator[Claim]:
