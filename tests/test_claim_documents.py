@@ -106,12 +106,23 @@ def test_documents_sharing_text_are_one_group_on_one_side() -> None:
 
 def test_an_unsupported_summary_is_cut_to_its_edited_sentence() -> None:
     document = "Ann met Bob at the station. They drove to the farm. The farm sells apples and pears. Bob bought ten apples."
-    consistent = cd.Claim("summedits_samsum", "s:1", "Ann met Bob. Bob bought ten apples.", document, 1)
-    edited = cd.Claim("summedits_samsum", "s:1", "Ann met Bob. Bob bought ten pears.", document, 0)
+    consistent = cd.Claim("summedits_news", "s:1", "Ann met Bob. Bob bought ten apples.", document, 1)
+    edited = cd.Claim("summedits_news", "s:1", "Ann met Bob. Bob bought ten pears.", document, 0)
     pairs, _ = pairs_of([consistent, edited], budget=20)
     assert sorted((p.statement, p.label, p.level) for p in pairs) == [
         ("Ann met Bob.", 1, "sentence"), ("Bob bought ten apples.", 1, "sentence"), ("Bob bought ten pears.", 0, "sentence")]
     assert all(len(p.window.split()) + len(p.statement.split()) + 3 <= 20 for p in pairs)
+
+
+def test_summedits_reads_only_the_domains_gathered(tmp_path: Path) -> None:
+    """podcast (Spotify Podcast Dataset, non-commercial) and samsum (CC BY-NC-ND) are not gathered,
+    and a stray file of theirs is not read either."""
+    for domain in (*cd.SUMMEDITS_DOMAINS, "podcast", "samsum"):
+        item = {"doc": f"A made-up {domain} document of a few words.", "summary": f"A {domain} summary.", "label": 1}
+        (tmp_path / f"{domain}.json").write_text(json.dumps([item]), encoding="utf-8")
+    sources = {claim.source for claim in cd.summedits(tmp_path)}
+    assert sources == {f"summedits_{domain}" for domain in cd.SUMMEDITS_DOMAINS}
+    assert not {"podcast", "samsum"} & set(cd.SUMMEDITS_DOMAINS)
 
 
 def test_the_window_holds_the_annotated_evidence() -> None:

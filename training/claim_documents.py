@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gather_sources import SUMMEDITS_DOMAINS
 from news_documents import shingles
 from splits import split_of
 from statement_windows import most_shared, window_ranges
@@ -143,8 +144,9 @@ def citation_integrity(folder: Path) -> Iterator[Claim]:
 
 
 def summedits(folder: Path) -> Iterator[Claim]:
-    """SummEdits: each edited summary against its document, consistent (1) or not (0)."""
-    for path in sorted(folder.glob("*.json")):
+    """SummEdits: each edited summary against its document, consistent (1) or not (0); only the
+    domains gather_sources.py takes (a stray file of a non-commercial domain is not read)."""
+    for path in (folder / f"{domain}.json" for domain in sorted(SUMMEDITS_DOMAINS)):
         for item in json.loads(path.read_text(encoding="utf-8")):
             key = "summedits:" + hashlib.sha256(normalised(item["doc"]).encode()).hexdigest()[:16]
             yield Claim(f"summedits_{path.stem}", key, item["summary"], item["doc"], int(item["label"]))

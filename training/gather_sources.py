@@ -45,8 +45,9 @@ CHECK_COVID = "3ae70f8cac4df13a3ce56878e20d8e76790e422d"
 CITINT_COPY = "667a81990e0613998e8c3856603487269f21e91d"  # jedick's copy: the original (ScienceNLP-Lab) lacks its corpus file (over 4 MiB)
 SUMMEDITS = "0da1dfa62c783218d26208c1796d3a2605bec745"
 # billsum and shakespeare are absent from the snapshot (over 4 MiB); samsum's documents are SAMSum's
-# dialogues, CC BY-NC-ND 4.0 (non-commercial, as ANLI: not used).
-SUMMEDITS_DOMAINS = ("ectsum", "news", "podcast", "qmsumm", "sales_call", "sales_email", "scitldr")
+# dialogues, CC BY-NC-ND 4.0, and podcast's are transcripts of the Spotify Podcast Dataset, released
+# for non-commercial research only: neither is used (as ANLI is not).
+SUMMEDITS_DOMAINS = ("ectsum", "news", "qmsumm", "sales_call", "sales_email", "scitldr")
 CC_BY_SA_WIKI = "Wikipedia's terms, else CC BY-SA 3.0"
 
 SOURCES = [
