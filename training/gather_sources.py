@@ -41,6 +41,13 @@ BEGIN = "6e65f0d5a1ed1b9574643a7640ff1678d4e979b5"
 FAITHDIAL = "25671c6e3aa7d667943b7744a2b91507e7187f83"
 ESNLI = "7b585a3f077fdea899780eb0473940522ae44a2e"
 VITAMINC = "152c9639f1e33ca295d0776b618c17884088f72f"
+CHECK_COVID = "3ae70f8cac4df13a3ce56878e20d8e76790e422d"
+CITINT_COPY = "667a81990e0613998e8c3856603487269f21e91d"  # jedick's copy: the original (ScienceNLP-Lab) lacks its corpus file (over 4 MiB)
+SUMMEDITS = "0da1dfa62c783218d26208c1796d3a2605bec745"
+# billsum and shakespeare are absent from the snapshot (over 4 MiB); samsum's documents are SAMSum's
+# dialogues, CC BY-NC-ND 4.0, and podcast's are transcripts of the Spotify Podcast Dataset, released
+# for non-commercial research only: neither is used (as ANLI is not).
+SUMMEDITS_DOMAINS = ("ectsum", "news", "qmsumm", "sales_call", "sales_email", "scitldr")
 CC_BY_SA_WIKI = "Wikipedia's terms, else CC BY-SA 3.0"
 
 SOURCES = [
@@ -67,6 +74,18 @@ SOURCES = [
     Source("emorynlp/selqa", "fef3d6ac6944e2d4237165d90e5f859c71676bdd", "ass/selqa-ass-test.json", "selqa/test.json", "Apache-2.0"),
     *(Source("OanaMariaCamburu/e-SNLI", ESNLI, f"dataset/eSNLI/{part}.{split}", f"esnli/{part}.{split}", "SNLI CC BY-SA 4.0; repository MIT")
       for part in ("s1", "s2", "labels") for split in ("dev", "test")),
+    # Claims against long documents (claim_documents.py).
+    *(Source("posuer/Check-COVID", CHECK_COVID, f"Check-COVID/{split}/covidCheck_{split}_{kind}.json", f"checkcovid/{split}_{kind}.json", "MIT (LICENSE)")
+      for split in ("train", "dev", "test") for kind in ("composed", "extracted")),
+    Source("posuer/Check-COVID", CHECK_COVID, "Check-COVID/corpus.json", "checkcovid/corpus.json", "MIT (LICENSE)"),
+    # Never data/scifact/ of this copy: SciFact is evaluation only (shared/data).
+    *(Source("jedick/MLE-capstone-project", CITINT_COPY, f"data/citint/{name}.jsonl", f"citint/{name}.jsonl",
+             "MIT (the copy's LICENSE); Citation-Integrity's own repository (ScienceNLP-Lab) MIT")
+      for name in ("claims_train", "claims_dev", "claims_test", "corpus")),
+    *(Source("salesforce/factualNLG", SUMMEDITS, f"data/summedits/summedits_{name}.json", f"summedits/{name}.json", "Apache-2.0 (LICENSE.txt)")
+      for name in SUMMEDITS_DOMAINS),
+    Source("yuxiaw/Factcheck-GPT", "a9e6a04a953ad880806529c504a679dd1ad06528", "subtasks/subtask3_claim_evidence_stance.jsonl", "factcheck_gpt/claim_evidence_stance.jsonl",
+           "Apache-2.0 (LICENSE; the README's badge calls it the code licence)"),
     # QAGS: read only to drop its articles from every training source (evaluation rows).
     *(Source("W4ngatang/qags", "47798e9b63344e2d3fb4df2def6edc18e9402d30", f"data/mturk_{name}.jsonl", f"qags/mturk_{name}.jsonl", "none stated (evaluation only)")
       for name in ("cnndm", "xsum")),

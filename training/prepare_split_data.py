@@ -7,7 +7,9 @@ and licence) and writes, as JSON Lines in prepare_verifier_data.py's row format 
 - OUT/rows.jsonl: the train and validation rows (what pack_rows.py packs and training reads);
 - SEALED_DIR/test_rows.jsonl: the sealed test rows, and SEALED_DIR/test_news_samples.jsonl, the
   test split's news summaries as whole samples (article, statements, labels) in the shape of
-  shared/data/recall_dev.jsonl. No training or tuning script reads SEALED_DIR (splits.py);
+  shared/data/recall_dev.jsonl, and SEALED_DIR/test_claim_samples.jsonl, the test split's claims
+  against long documents whole (claim_documents.py). No training or tuning script reads
+  SEALED_DIR (splits.py);
 - OUT/validation_samples.jsonl: the validation split's HotpotQA questions as whole samples, the
   shapes tune_cut.py chooses the relevance rule on, and plain one-context windows of SelQA and
   SQuAD questions (plain_samples.py); SEALED_DIR/test_relevance_samples.jsonl: the same shapes of
@@ -21,7 +23,9 @@ side before anything else is read from it. News summaries: a document is dropped
 judged factual supports each of its sentences: one row per sentence, against the article window
 that shares most of its words. A summary judged not factual does not say which sentence fails: it
 is one row at summary level (the whole summary against that window) when it fits the verifier's
-statement budget uncut, and is not used otherwise.
+statement budget uncut, and is not used otherwise. Claims against long documents (Check-COVID,
+Citation-Integrity, SummEdits, Factcheck-GPT: claim_documents.py) come last in the rows, so every
+earlier row keeps its place.
 
     python training/prepare_split_data.py --sources training/.cache/sources
 """
@@ -42,12 +46,14 @@ from pathlib import Path
 from typing import Any
 
 import prepare_verifier_data as legacy
+from claim_documents import FAMILY as CLAIM_FAMILY
+from claim_documents import claim_documents
 from news_documents import DocumentClusters, qags_index
 from plain_samples import plain_samples, sample_rows
 from splits import SEALED, legacy_split, split_of
+from statement_windows import best_window
 
 from localeval.data.text import split_sentences
-from localeval.graders.verifier import sentence_windows  # the runtime's own windows
 from localeval.verifier import load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS
 
@@ -186,20 +192,6 @@ def summac(folder: Path, counts: Counter[str]) -> Iterator[Summary]:
             else:
                 label = int(item["label"])
             yield Summary(f"summac_{name}", item["document"], item["claim"], label)
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def best_window(statement: str, sentences: list[str], lengths: list[int], budget: int, tokenizer: Any) -> str:
-    """The window of the article (as the runtime cuts them: recall.py) holding most of the
-    statement's words."""
-    room = budget - len(tokenizer.encode(statement)) - 3
-    windows = sentence_windows(sentences, lengths, room)
-    wanted = _words(statement)
-    best = max(windows, key=lambda w: (len(wanted & _words(" ".join(sentences[i] for i in w))), -w.start))
-    return " ".join(sentences[i] for i in best)
 
 
 def news_rows(folder: Path, counts: Counter[str]) -> tuple[list[Row], list[dict[str, Any]]]:
@@ -370,13 +362,19 @@ def main() -> None:
     pairs = [*legacy_rows(args.sources), *news, *dialogue_rows(args.sources, counts), *selqa_rows(args.sources), *esnli_rows(args.sources)]
     plain = {split: list(plain_samples(pairs, split)) for split in ("train", "validation", "test")}
     windows = [r for split, found in plain.items() for s in found for r in sample_rows(s, split)]
+    # Claims against long documents last, so every earlier row keeps its place in the files.
+    verifier = load_verifier()
+    found, claim_samples = claim_documents(args.sources, SHARED, verifier.tokenizer, verifier.max_tokens["attribution"], counts)
+    claims = [row("attribution", p.statement, p.window, "", p.label, p.source, CLAIM_FAMILY, p.group, p.split, p.level) for p in found]
     with open(args.out / "rows.jsonl", "w", encoding="utf-8") as train, open(args.sealed / "test_rows.jsonl", "w", encoding="utf-8") as test:
-        for item in (*pairs, *windows):
+        for item in (*pairs, *windows, *claims):
             table[(item["source"], item["split"], item["label"])] += 1
             groups[(item["source"], item["split"])].add(item["group"])
             (test if item["split"] == "test" else train).write(json.dumps(item, ensure_ascii=False) + "\n")
     with open(args.sealed / "test_news_samples.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in samples)
+    with open(args.sealed / "test_claim_samples.jsonl", "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in claim_samples)
     # tune_cut.py's whole HotpotQA samples: the old validation questions that are now validation (the others are test).
     # Whole relevance samples: the old HotpotQA validation questions split between validation and
     # test (the questions the shipped verifier never trained on), then the plain windows.
@@ -389,7 +387,8 @@ def main() -> None:
         counts[f"plain windows: {split} samples"] = len(plain[split])
     report = {"legacy_rows_sha256": digest.hexdigest(), "dropped_and_merged": dict(sorted(counts.items())),
               "rows": {f"{s}/{sp}/{y}": n for (s, sp, y), n in sorted(table.items())},
-              "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples)}
+              "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples),
+              "test_claim_samples": len(claim_samples)}
     (args.out / "counts.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=1))
 
