@@ -1,0 +1,36 @@
+"""training/choose_decision.py's own arithmetic: how a relevance candidate is weighed and marked.
+The decision it prints is what ships as the default's table (issue 48), so the weighting of
+samples and the "no worse than the judge rule on every shape" mark are checked by hand here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
+
+import choose_decision  # noqa: E402
+
+
+def test_per_sample_weights_give_every_sample_the_same_total_and_average_one():
+    rows = [{"verifier_logits": [0.0] * 40}, {"verifier_logits": [0.0] * 3}, {"verifier_logits": [0.0]}]
+    weights = choose_decision.sample_weights(rows, per_sample=True)
+    assert weights is not None
+    totals = [w * len(r["verifier_logits"]) for w, r in zip(weights, rows)]
+    assert totals == pytest.approx([totals[0]] * 3)
+    assert sum(weights) / len(weights) == pytest.approx(1.0)
+    assert choose_decision.sample_weights(rows, per_sample=False) is None
+
+
+def test_no_worse_means_every_shape_at_least_the_judge_rules():
+    judge = {"F1 plain": 0.84, "insufficient 10 without gold": 0.17}
+    assert choose_decision.no_worse({"F1 plain": 0.84, "insufficient 10 without gold": 0.60}, judge)
+    assert not choose_decision.no_worse({"F1 plain": 0.838, "insufficient 10 without gold": 0.90}, judge)
+
+
+def test_shape_figures_score_selections_and_insufficient_apart():
+    rows = [{"shape": "plain", "required": [1]}, {"shape": "plain", "required": [0]}, {"shape": "plain without answer", "required": []}]
+    figures = choose_decision.shape_figures(rows, [{1}, {0, 1}, set()])
+    assert figures == pytest.approx({"F1 plain": (1.0 + 2 / 3) / 2, "insufficient plain without answer": 1.0})
