@@ -16,7 +16,8 @@ both through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES
 - `--task sealed` (only when named): the sealed test split's whole relevance samples
   (training/prepare_split_data.py: HotpotQA test questions in the shapes above, plain one-context
   windows of SelQA and SQuAD test questions), the final evaluation of the relevance decision.
-  Run it after a decision is chosen, never to choose one.
+  Run it after a decision is chosen, never to choose one. `--task sealed-news`: the sealed news
+  summaries as whole samples, each called factual when every statement is attributed.
 
     python benchmarks/verifier_accuracy.py [--task relevance,squad,...] [--limit N]
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +41,8 @@ from localeval.metrics import create_metric
 
 TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "plain", "unanswerable")
 SEALED_SAMPLES = Path(__file__).resolve().parents[1] / "training" / ".cache" / "sealed" / "test_relevance_samples.jsonl"
+SEALED_NEWS = SEALED_SAMPLES.with_name("test_news_samples.jsonl")
+NEWS_SEED = 20261126  # verifier_sealed.py's SEED: the same summaries for both
 
 
 class Scorer:
@@ -128,6 +132,23 @@ def sealed(scorer: Scorer, limit: int | None, path: Path = SEALED_SAMPLES) -> di
         selected = set(scorer.select(sample["question"], sample["contexts"], cost=cost)["selected"])
         by_shape.setdefault(shape, []).append((selected, set(sample["required"])))
     return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in sorted(by_shape.items())}
+
+
+def sealed_news(scorer: Scorer, limit: int | None, path: Path = SEALED_NEWS) -> dict[str, Any]:
+    """The sealed split's news summaries as whole samples (FRANK, XSumFaith, SummaC): a summary is
+    called factual when every statement is attributed, against its human label (balanced
+    accuracy), as verifier_sealed.py scores them for the verifier alone; `limit`: its seeded sample."""
+    if not path.is_file():
+        raise SystemExit(f"{path}: no sealed news samples; run training/prepare_split_data.py (training/DATA.md)")
+    samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if limit is not None and limit < len(samples):  # the seeded sample verifier_sealed.py --news takes
+        samples = [samples[i] for i in sorted(random.Random(NEWS_SEED).sample(range(len(samples)), limit))]
+    labels, predicted = [], []
+    for sample in samples:
+        verdicts = scorer.verdicts(Sample(user_input=sample["user_input"], retrieved_contexts=sample["retrieved_contexts"]), sample["statements"], cost="news summary")
+        labels.append(int(sample["summary_label"]))
+        predicted.append(int(all(v["attributed"] for v in verdicts)))
+    return {"summaries": {"n": len(labels), "factual": sum(labels), "called factual": sum(predicted), "balanced_accuracy": balanced_accuracy(labels, predicted)}}
 
 
 ROWS: list[dict[str, Any]] = []  # every statement's label and verdict features (--dump-rows)
@@ -232,7 +253,7 @@ def remember_pairs(verifier: Any) -> None:
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}, and sealed (only when named)")
+    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}, and sealed, sealed-news (only when named)")
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
     parser.add_argument("--grader", choices=("verifier", "judge", "stacked"), default="verifier", help="what decides (judge and stacked need the judge; its answers are cached)")
@@ -264,6 +285,8 @@ def main(argv: Iterable[str] | None = None) -> None:
         report["plain"] = plain(scorer)
     if "sealed" in tasks:
         report["sealed"] = sealed(scorer, args.limit)
+    if "sealed-news" in tasks:
+        report["sealed news"] = sealed_news(scorer, args.limit)
     if "unanswerable" in tasks:
         report["unanswerable"] = unanswerable(scorer)
     report["seconds per sample"] = {k: statistics.fmean(v) for k, v in scorer.seconds.items()}
