@@ -46,7 +46,7 @@ import numpy as np
 import tomllib
 from splits import refuse_sealed
 
-from localeval.calibration.fitting import balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
+from localeval.calibration.fitting import Fit, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
 from localeval.graders.stacked import STACKED, STACKED_FEATURES, relevance_features
 from localeval.models.store import DEFAULT_MODEL, replace_calibrations
@@ -153,7 +153,7 @@ def stacked_rule(features: Sequence[str], per_sample: bool) -> Callable[[list[di
     return choose
 
 
-def fit_stacked(rows: Sequence[dict[str, Any]], features: Sequence[str], per_sample: bool) -> Any:
+def fit_stacked(rows: Sequence[dict[str, Any]], features: Sequence[str], per_sample: bool) -> Fit:
     """The stacked selection model on `rows` (localeval.calibration.fitting.fit_selection: the metric's selection rule, its threshold fitted with it)."""
     return fit_selection([unit_features(r) for r in rows], [set(r["required"]) for r in rows], features, select_units, row_weights=sample_weights(rows, per_sample))
 
@@ -233,13 +233,12 @@ def out_of_fold_verdicts(rows: Sequence[dict[str, Any]], choose: Callable[[list[
 def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]:
     """Print and return each attribution candidate's figures, and the stacked model fitted on all rows."""
     judge_features = sorted(rows[0]["judge_features"])
-    stacked_features = [*judge_features, "verifier"]
+    fitted = {"judge rule refitted (its own features)": judge_features, "stacked (judge features + verifier)": [*judge_features, "verifier"],
+              "stacked (judge, best_coverage, verifier)": ["judge", "best_coverage", "verifier"]}
     candidates: dict[str, Verdicts] = {
         "judge": [int(r["judge_probability"] >= 0.5) for r in rows],
-        "judge rule refitted (its own features)": out_of_fold_verdicts(rows, stacked_attribution(judge_features)),
         "verifier": [int(r["verifier_logit"] >= cut) for r in rows],
-        "stacked (judge features + verifier)": out_of_fold_verdicts(rows, stacked_attribution(stacked_features)),
-        "stacked (judge, best_coverage, verifier)": out_of_fold_verdicts(rows, stacked_attribution(["judge", "best_coverage", "verifier"])),
+        **{name: out_of_fold_verdicts(rows, stacked_attribution(features)) for name, features in fitted.items()},
         "cascade": out_of_fold_verdicts(rows, attribution_band),
     }
     print(f"{len(rows)} validation claims, {len({r['source'] for r in rows})} sources, {FOLDS} folds by group")
@@ -250,7 +249,7 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]
         report["candidates"][name] = {"figure": round(mean, 4), **{k: round(v, 4) for k, v in cells.items()}}
         print(f"{name:45s} {mean:.3f}  " + ", ".join(f"{k} {v:.2f}" for k, v in cells.items()))
     weights = balancing_weights([r["label"] for r in rows], [r["source"] for r in rows])
-    for name, features in (("judge rule refitted (its own features)", judge_features), ("stacked (judge features + verifier)", stacked_features), ("stacked (judge, best_coverage, verifier)", ["judge", "best_coverage", "verifier"])):
+    for name, features in fitted.items():
         fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
@@ -302,9 +301,9 @@ def main() -> None:
     judge_cells = shape_figures(rows, candidates["judge"])
     for name, selections in candidates.items():
         cells = shape_figures(rows, selections)
-        report["candidates"][name] = {"figure": round(figure(rows, selections), 4), "no_worse_than_judge_on_every_shape": no_worse(cells, judge_cells), **{k: round(v, 4) for k, v in cells.items()}}
-        mark = "=" if no_worse(cells, judge_cells) else " "
-        print(f"{name:55s} {figure(rows, selections):.3f} {mark} " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
+        mean, even = statistics.fmean(cells.values()), no_worse(cells, judge_cells)
+        report["candidates"][name] = {"figure": round(mean, 4), "no_worse_than_judge_on_every_shape": even, **{k: round(v, 4) for k, v in cells.items()}}
+        print(f"{name:55s} {mean:.3f} {'=' if even else ' '} " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
     print("= : at least the judge rule's figure on every shape")
     for name, (features, per_sample) in STACKED_CANDIDATES.items():
         fit = fit_stacked(rows, features or every, per_sample)

@@ -44,6 +44,7 @@ from typing import Any
 
 from gather_sources import SUMMEDITS_DOMAINS
 from news_documents import shingles
+from prepare_verifier_data import json_lines
 from splits import split_of
 from statement_windows import most_shared, window_ranges
 
@@ -99,18 +100,13 @@ def normalised(text: str) -> str:
 
 # --- the sources ---------------------------------------------------------------------------------
 
-def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        yield from (json.loads(line) for line in handle if line.strip())
-
-
 def check_covid(folder: Path) -> Iterator[Claim]:
     """Check-COVID's news claims against the CORD-19 abstract (title, blank line, sentences) each
     was checked on; the label's evidence sentences are kept so the row's window holds them."""
-    corpus = {item["cord_id"]: item for item in _json_lines(folder / "corpus.json")}
+    corpus = {item["cord_id"]: item for item in json_lines(folder / "corpus.json")}
     for split in ("train", "dev", "test"):
         for kind in ("composed", "extracted"):
-            for item in _json_lines(folder / f"{split}_{kind}.json"):
+            for item in json_lines(folder / f"{split}_{kind}.json"):
                 paper = corpus[item["cord_id"]]
                 document = f"{paper['title'].strip()}\n\n{' '.join(s.strip() for s in paper['abstract'])}"
                 evidence = tuple(paper["abstract"][e["sent_index"]].strip() for e in item["evidence_set"])
@@ -135,9 +131,9 @@ def citation_integrity(folder: Path) -> Iterator[Claim]:
     against the passage of the cited paper annotators chose (the copy's `abstract`: five sentences,
     the evidence as a whole; its sentence indices point at the first one only, so they are not
     used). A cited paper's passages share a thousand block of ids: that block is the key."""
-    corpus = {item["doc_id"]: " ".join(s.strip() for s in item["abstract"]) for item in _json_lines(folder / "corpus.jsonl")}
+    corpus = {item["doc_id"]: " ".join(s.strip() for s in item["abstract"]) for item in json_lines(folder / "corpus.jsonl")}
     for split in ("train", "dev", "test"):
-        for item in _json_lines(folder / f"claims_{split}.jsonl"):
+        for item in json_lines(folder / f"claims_{split}.jsonl"):
             (cited,) = item["cited_doc_ids"]
             labels = {CITINT_LABELS[r["label"]] for found in item["evidence"].values() for r in found}
             yield Claim("citint", f"citint:{cited // 1000}", strip_citation_markers(item["claim"]), corpus[cited], min(labels, default=0))
@@ -155,7 +151,7 @@ def summedits(folder: Path) -> Iterator[Claim]:
 def factcheck_gpt(path: Path) -> Iterator[Claim]:
     """Factcheck-GPT's claims of ChatGPT answers against each web passage retrieved for them;
     only "completely-support" is support. Keyed by the claim (shared passages join claims' groups)."""
-    for item in _json_lines(path):
+    for item in json_lines(path):
         key = "factcheck_gpt:" + hashlib.sha256(normalised(item["claim"]).encode()).hexdigest()[:16]
         yield Claim("factcheck_gpt", key, item["claim"], item["evidence"], FACTCHECK_LABELS[item["stance"]])
 
@@ -221,11 +217,11 @@ def scifact_filter(shared: Path) -> SciFactFilter:
     user_input, abstracts as retrieved and reference contexts)."""
     claims: list[str] = []
     abstracts: list[str] = []
-    for item in _json_lines(shared / "attribution_dev.jsonl"):
+    for item in json_lines(shared / "attribution_dev.jsonl"):
         if item["source"] == "scifact":
             claims.append(item["claim"])
             abstracts.append(item["context"])
-    for item in _json_lines(shared / "retrieval_dev.jsonl"):
+    for item in json_lines(shared / "retrieval_dev.jsonl"):
         claims.append(item["user_input"])
         abstracts += [*item["retrieved_contexts"], *item["reference_contexts"]]
     return SciFactFilter(claims, abstracts)

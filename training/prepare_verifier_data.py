@@ -53,7 +53,8 @@ def _row(task: str, a: str, b: str, c: str, label: int, source: str, group: str)
             "split": "validation" if _validation(source, group) else "train"}
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The objects of a JSON Lines file (blank lines skipped): every training source reader's."""
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
@@ -72,12 +73,12 @@ def usable_hotpotqa(folder: Path) -> Iterator[dict[str, Any]]:
     (never read past its id) nor a question of shared/data's dev rows (by id and by question
     text), each once."""
     reserved = {hotpotqa_id(line.strip()) for line in open(SHARED / "reserved_hotpotqa_ids.txt", encoding="utf-8") if line.strip() and not line.startswith("#")}
-    dev_rows = list(_jsonl(SHARED / "relevance_dev.jsonl"))
+    dev_rows = list(json_lines(SHARED / "relevance_dev.jsonl"))
     dev = {hotpotqa_id(row["id"]) for row in dev_rows}
     dev_questions = {" ".join(row["user_input"].lower().split()) for row in dev_rows}
     seen: set[str] = set()
     for name in ("train", "dev", "test"):
-        for record in _jsonl(folder / f"{name}.jsonl"):
+        for record in json_lines(folder / f"{name}.jsonl"):
             qid = hotpotqa_id(record["id"])
             if qid not in reserved and qid not in dev and qid not in seen and " ".join(record["question"].lower().split()) not in dev_questions:
                 seen.add(qid)
@@ -154,7 +155,7 @@ def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
 
 
 def vitaminc(path: Path, source: str, hold_out: bool) -> Iterator[dict[str, Any]]:
-    for item in _jsonl(path):
+    for item in json_lines(path):
         group = str(item.get("case_id") or item.get("unique_id") or item["id"])
         if hold_out and labelled_rows.held_out("vitaminc", group):
             continue
@@ -164,7 +165,7 @@ def vitaminc(path: Path, source: str, hold_out: bool) -> Iterator[dict[str, Any]
 def wice(path: Path) -> Iterator[dict[str, Any]]:
     """Partially supported sub-claims against the sentences that support the rest: some part of
     the claim is in none of them, so the pair is a hard negative."""
-    for number, item in enumerate(_jsonl(path)):
+    for number, item in enumerate(json_lines(path)):
         evidence = item["evidence"]
         for option, indices in enumerate(item.get("supporting_sentences") or []):
             text = " ".join(evidence[i] for i in sorted(indices) if 0 <= i < len(evidence))
