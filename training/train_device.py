@@ -43,6 +43,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # the device machine has no installed localeval: this checkout's, beside the script
 from calibration import calibrate, evaluate  # noqa: E402
+from replay import continue_rows  # noqa: E402
 from splits import refuse_sealed  # noqa: E402
 from train_verifier import SEED, Verifier  # noqa: E402
 
@@ -185,6 +186,8 @@ def main() -> None:
     parser.add_argument("--validation-limit", type=int, default=0, help="score this many validation rows only (a smoke test)")
     parser.add_argument("--part-mib", type=float, default=15.0)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
+    parser.add_argument("--focus", default="", help="comma-separated sources: train on their rows plus a --replay sample of the others (replay.py)")
+    parser.add_argument("--replay", type=float, default=1.0, help="with --focus: rows of the other sources per focus row")
     args = parser.parse_args()
     for path in (args.packed, args.start, args.out, args.work):
         refuse_sealed(path)
@@ -204,6 +207,14 @@ def main() -> None:
     model.to(device)
     rng = random.Random(SEED)
     train = np.flatnonzero(packed.split == 0)
+    focus = [name for name in args.focus.split(",") if name]
+    if focus:
+        try:
+            train = continue_rows(packed.source, packed.sources, train, focus, args.replay, SEED)
+        except ValueError as error:
+            raise SystemExit(f"--focus/--replay: {error}") from None
+    # A checkpoint belongs to one row selection: resuming a run with another --focus would mix two plans.
+    rows_id = f"{packed.rows_sha256}+{hashlib.sha256(train.tobytes()).hexdigest()[:16]}" if focus else packed.rows_sha256
     validation = np.flatnonzero(packed.split == 1)
     if args.validation_limit:
         validation = np.array(sorted(random.Random(SEED).sample(list(validation), min(args.validation_limit, len(validation)))))
@@ -214,7 +225,7 @@ def main() -> None:
     if args.max_steps:
         total = min(total, args.max_steps)
     log: dict[str, Any] = {"start_sha256": start_sha, "rows_sha256": packed.rows_sha256, "device": torch.cuda.get_device_name(device) if autocast else "cpu",
-                           "train_rows": len(train), "validation_rows": len(validation), "batch": args.batch, "lr": args.lr, "epochs": args.epochs, "loss": []}
+                           "train_rows": len(train), "focus": focus, "replay": args.replay if focus else None, "validation_rows": len(validation), "batch": args.batch, "lr": args.lr, "epochs": args.epochs, "loss": []}
     print(f"{len(train)} training rows, {len(validation)} validation rows, {total} steps planned on {log['device']}", flush=True)
     positive_weight = torch.ones(len(TASKS), device=device)
     for t in range(len(TASKS)):
@@ -228,7 +239,7 @@ def main() -> None:
     step = 0
     if checkpoint.is_file():
         state = torch.load(checkpoint, weights_only=False, map_location=device)
-        if state["start_sha256"] != start_sha or state["rows_sha256"] != packed.rows_sha256:
+        if state["start_sha256"] != start_sha or state["rows_sha256"] != rows_id:
             raise SystemExit(f"{checkpoint}: a checkpoint of other weights or rows; remove it to start over")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -287,14 +298,14 @@ def main() -> None:
             log["loss"].append([index, round(running, 4)])
             print(f"step {index}/{total} loss {running:.4f} {(index - step) / elapsed:.1f} steps/s", flush=True)
         if args.checkpoint_steps and index % args.checkpoint_steps == 0 and index < total:
-            save(checkpoint, model, optimizer, scheduler, schedule, log, index, start_sha, packed.rows_sha256)
+            save(checkpoint, model, optimizer, scheduler, schedule, log, index, start_sha, rows_id)
         if elapsed > budget * 1.05 and index < total:
             print(f"stopped at step {index}: past the {args.minutes} min budget", flush=True)
             break
     log["steps"] = index
     log["train_seconds"] = round(time.perf_counter() - training_started, 1)
     if device.type == "cpu":
-        save(checkpoint, model, optimizer, scheduler, schedule, log, index, start_sha, packed.rows_sha256)
+        save(checkpoint, model, optimizer, scheduler, schedule, log, index, start_sha, rows_id)
     keep(index, figures(model, packed, validation, device, autocast))
     model.load_state_dict(best["state"])
     after = best["figures"]
@@ -307,7 +318,7 @@ def main() -> None:
     new_metadata = dict(metadata)
     new_metadata.update({
         "parent_sha256": start_sha, "rows_sha256": packed.rows_sha256, "validation": json.dumps(after["validation"]), "calibration": json.dumps(after["calibration"]),
-        "training": json.dumps({"rows": len(train), "steps": best["step"], "batch": args.batch, "lr": args.lr, "seed": SEED, "start": "shipped verifier", "device": log["device"]}),
+        "training": json.dumps({"rows": len(train), "focus": focus, "replay": args.replay if focus else None, "steps": best["step"], "batch": args.batch, "lr": args.lr, "seed": SEED, "start": "shipped verifier", "device": log["device"]}),
     })
     data = write_tensors(model.export(), new_metadata)
     log["weights"] = write_parts(data, args.out, int(args.part_mib * 2**20))
