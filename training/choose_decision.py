@@ -49,6 +49,7 @@ from splits import refuse_sealed
 from localeval.calibration.fitting import Fit, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
 from localeval.graders.stacked import STACKED, STACKED_FEATURES, relevance_features
+from localeval.graders.verifier import context_best
 from localeval.models.store import DEFAULT_MODEL, replace_calibrations
 from localeval.verifier import Verifier, shipped_path
 
@@ -100,10 +101,7 @@ def figure(rows: Sequence[dict[str, Any]], selections: Selections) -> float:
 
 def passage_best(row: dict[str, Any]) -> list[float]:
     """Each unit's context's best verifier logit."""
-    best: dict[int, float] = {}
-    for value, p in zip(row["verifier_logits"], row["contexts_of_units"]):
-        best[p] = max(best.get(p, value), value)
-    return [best[p] for p in row["contexts_of_units"]]
+    return context_best(row["verifier_logits"], row["contexts_of_units"])
 
 
 def verifier_selections(rows: Sequence[dict[str, Any]], cut: float, passage_weight: float) -> Selections:

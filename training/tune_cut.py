@@ -30,6 +30,7 @@ from splits import refuse_sealed
 
 from localeval.calibration.fitting import selection_f1
 from localeval.data.text import split_sentences
+from localeval.graders.verifier import context_best
 from localeval.verifier import Verifier, shipped_path
 from localeval.verifier.tensors import read_tensors, write_tensors
 
@@ -57,10 +58,8 @@ def unit_logits(verifier: Verifier, samples: list[dict[str, Any]]) -> list[list[
 def unit_scores(units: list[tuple[float, int]], passage_weight: float) -> list[float]:
     """The verifier's context_relevance rule (localeval.graders.verifier): a unit's logit plus `passage_weight` times the best
     logit among its own context's units."""
-    best: dict[int, float] = {}
-    for value, p in units:
-        best[p] = max(best.get(p, value), value)
-    return [value + passage_weight * best[p] for value, p in units]
+    best = context_best([value for value, _ in units], [p for _, p in units])
+    return [value + passage_weight * b for (value, _), b in zip(units, best)]
 
 
 def figures(samples: list[dict[str, Any]], logits: list[list[float]], cut: float) -> dict[str, float]:

@@ -112,11 +112,11 @@ class StackedGrader(Grader):
         if model is None:
             return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": self.alone})
         try:
-            read = self.verifier.needed(question, units, passages, tally)
+            logits, best, notes = self.verifier.read_units(question, units, passages)
         except Unanswerable as refusal:
             return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": f"judge rule ({refusal})"})
-        features = relevance_features(judged.features, [v["verifier"] for v in read.features], [v["best_in_context"] for v in read.features])
-        return Needs([model.probability(f) for f in features], features, judged.rule, {**judged.notes, **read.notes, "decided_by": "stacked"})
+        features = relevance_features(judged.features, logits, best)
+        return Needs([model.probability(f) for f in features], features, judged.rule, {**judged.notes, **notes, "decided_by": "stacked"})
 
     def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
         """The judge rule's: no validation rows label usefulness, so nothing fits a stacked model for it."""

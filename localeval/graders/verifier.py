@@ -167,6 +167,15 @@ def _unit_logits(verifier: Verifier, encode: Callable[[str], list[int]], questio
     return logits, parts
 
 
+def context_best(logits: Sequence[float], contexts: Sequence[int]) -> list[float]:
+    """Each unit's context's best logit (`contexts[i]` is unit i's context). A unit is read beside
+    its context's strongest: the sentence that answers lifts its neighbours less than itself."""
+    best: dict[int, float] = {}
+    for value, context in zip(logits, contexts):
+        best[context] = max(best.get(context, value), value)
+    return [best[context] for context in contexts]
+
+
 class VerifierGrader(Grader):
     """The trained verifier decides (the module docstring); no judge is called, and the metric's
     calibration for the judge is not used: the verifier file carries its own."""
@@ -186,7 +195,9 @@ class VerifierGrader(Grader):
             for found, read in zip(evidence, verified_windows(verifier, statements, sentences, self.language))
         ]
 
-    def needed(self, question: str, units: Sequence[Unit], passages: Sequence[str], tally: UsageTally, judged_contexts: int = 0, whole_contexts: bool = False) -> Needs:
+    def read_units(self, question: str, units: Sequence[Unit], passages: Sequence[str]) -> tuple[list[float], list[float], dict[str, Any]]:
+        """Each unit's relevance logit, its context's best logit, and the notes (how many parts a
+        long unit was read in): what this grader decides on and what the stacked grader weighs."""
         verifier = load_verifier()
         encode = verifier.caching_encode()
         if len(encode(question)) > FIRST_TOKENS:
@@ -195,13 +206,14 @@ class VerifierGrader(Grader):
                 "decide context_relevance with the judge (without --verifier), or shorten the question"
             )
         logits, parts = _unit_logits(verifier, encode, question, units, passages)
-        calibration = verifier.calibration["relevance"]
-        best: dict[int, float] = {}
-        for u, value in zip(units, logits):
-            best[u.passage] = max(best.get(u.passage, value), value)
-        probabilities = [calibration.probability(v + calibration.passage_weight * best[u.passage]) for u, v in zip(units, logits)]
-        features = [{"verifier": v, "best_in_context": best[u.passage]} for u, v in zip(units, logits)]
         notes = {"unit_parts": parts} if any(count > 1 for count in parts) else {}
+        return logits, context_best(logits, [u.passage for u in units]), notes
+
+    def needed(self, question: str, units: Sequence[Unit], passages: Sequence[str], tally: UsageTally, judged_contexts: int = 0, whole_contexts: bool = False) -> Needs:
+        logits, best, notes = self.read_units(question, units, passages)
+        calibration = load_verifier().calibration["relevance"]
+        probabilities = [calibration.probability(v + calibration.passage_weight * b) for v, b in zip(logits, best)]
+        features = [{"verifier": v, "best_in_context": b} for v, b in zip(logits, best)]
         return Needs(probabilities, features, notes=notes)
 
     def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
