@@ -19,6 +19,7 @@ judge rule's features and probability (the metric's shipped calibration), the ve
 
     python training/decision_rows.py --file training/.cache/candidate/verifier.safetensors
     python training/decision_rows.py --task attribution --file localeval/verifier/verifier.safetensors
+    python training/decision_rows.py --file NEW.safetensors --logits-from training/.cache/decision/relevance_rows.jsonl --out ROWS_NEW.jsonl
 """
 
 from __future__ import annotations
@@ -98,6 +99,36 @@ def attribution_rows(args: argparse.Namespace, verifier: Verifier, judge: Judge)
             print(f"{n}/{len(todo)} {claim['source']}: {row['judge_seconds']} s", flush=True)
 
 
+def relogit(args: argparse.Namespace, verifier: Verifier) -> None:
+    """Another verifier file's logits beside the judge's answers already written in --logits-from:
+    the judge part is copied as it is (it does not depend on the verifier), so a new file is
+    weighed in minutes, not the hours the judge took. Every sample or claim of that file must
+    still be in --samples / --rows, and read as the same number of units."""
+    source_rows = [json.loads(line) for line in args.logits_from.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.task == "attribution":
+        claims = {sample_key({"question": c["claim"], "contexts": c["sentences"]}): c for c in attribution_claims(args.rows)}
+    else:
+        claims = {sample_key(s): s for s in (json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip())}
+    missing = [row["key"] for row in source_rows if row["key"] not in claims]
+    if missing:
+        raise SystemExit(f"{args.logits_from}: {len(missing)} rows (first {missing[0]}) are not among the samples read now: rebuild them with the judge")
+    started = time.perf_counter()
+    with args.out.open("w", encoding="utf-8") as out:
+        for n, row in enumerate(source_rows, 1):
+            found = claims[row["key"]]
+            if args.task == "attribution":
+                row = {**row, "verifier_logit": round(verified_windows(verifier, [found["claim"]], found["sentences"])[0].logit, 4)}
+            else:
+                logits = unit_logits(verifier, [found])[0]
+                if len(logits) != len(row["verifier_logits"]):
+                    raise SystemExit(f"{args.logits_from}: sample {row['key']}: {len(row['verifier_logits'])} units written, the verifier reads {len(logits)}")
+                row = {**row, "verifier_logits": [round(v, 4) for v, _ in logits]}
+            out.write(json.dumps(row) + "\n")
+            if n % 50 == 0:
+                print(f"{n}/{len(source_rows)} in {time.perf_counter() - started:.0f} s", flush=True)
+    print(f"wrote {len(source_rows)} rows with {args.file}'s logits -> {args.out}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=("relevance", "attribution"), default="relevance")
@@ -107,12 +138,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="default: training/.cache/decision/<task>_rows.jsonl")
     parser.add_argument("--model", help="the judge (default: the catalog's default)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--logits-from", type=Path, help="copy the judge's answers from this rows file and compute only --file's logits (no judge)")
     args = parser.parse_args()
     args.out = args.out or CACHE / "decision" / f"{args.task}_rows.jsonl"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     refuse_sealed(args.samples)
     refuse_sealed(args.rows)
     verifier = Verifier(str(args.file), args.file.read_bytes())
+    if args.logits_from:
+        if args.out.resolve() == args.logits_from.resolve():
+            raise SystemExit("--out must differ from --logits-from: the judge's answers are read from it")
+        relogit(args, verifier)
+        return
     if args.task == "attribution":
         attribution_rows(args, verifier, load_judge(args.model, threads=args.threads))
         return
