@@ -1,0 +1,84 @@
+"""Average two verifier files in weight space: the parent and a run continued from it.
+
+A short continue-run on new rows (issue 48's CPU fallback) raised the statement shapes but
+lowered the relevance decision: one encoder serves both tasks, and the new rows pulled it away
+from what the parent did well (forgetting). Interpolating the weights of a fine-tuned model
+with those of its starting point (Wortsman et al., 2022, "Robust fine-tuning of zero-shot
+models", WiSE-FT) often keeps most of the new gain and most of the old skill, at no training
+cost. The two files must share their architecture, vocabulary and base; the child must name the
+parent as its parent (so the average is along one training path, not between strangers).
+
+The output keeps the child's metadata with the average recorded under `training`; its
+calibration is stale by construction, so run `recalibrate.py` and `tune_cut.py` on it next.
+
+    python training/average_weights.py --parent localeval/verifier/verifier.safetensors \
+        --child training/.cache/cpu_claims/joined/verifier.safetensors --child-weight 0.5 \
+        --out training/.cache/wise/a50/verifier.safetensors
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from localeval.verifier.tensors import read_tensors, write_tensors
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
+MUST_AGREE = ("format", "base", "base_sha256", "heads", "vocab", "max_tokens", "tasks")
+
+
+class AverageError(ValueError):
+    """The two files cannot be averaged (different shapes, vocabulary, or training path)."""
+
+
+def average(parent: bytes, child: bytes, child_weight: float) -> bytes:
+    """The file whose every tensor is (1 - child_weight) * parent + child_weight * child."""
+    if not 0.0 <= child_weight <= 1.0:
+        raise AverageError(f"--child-weight {child_weight} is outside [0, 1]")
+    parent_tensors, parent_meta = read_tensors(parent)
+    child_tensors, child_meta = read_tensors(child)
+    parent_sha = hashlib.sha256(parent).hexdigest()
+    if child_meta.get("parent_sha256") != parent_sha:
+        raise AverageError(f"the child names parent {child_meta.get('parent_sha256')!r}, not this file ({parent_sha})")
+    for key in MUST_AGREE:
+        if parent_meta.get(key) != child_meta.get(key):
+            raise AverageError(f"metadata {key!r} differs between the two files")
+    if parent_tensors.keys() != child_tensors.keys():
+        raise AverageError("the two files hold different tensor names")
+    mixed: dict[str, np.ndarray] = {}
+    for name, old in parent_tensors.items():
+        new = child_tensors[name]
+        if old.shape != new.shape or old.dtype != new.dtype:
+            raise AverageError(f"tensor {name!r}: shape or dtype differs")
+        value = (1.0 - child_weight) * old.astype(np.float32) + child_weight * new.astype(np.float32)
+        mixed[name] = value.astype(old.dtype)
+    training = json.loads(child_meta.get("training", "{}"))
+    training["averaged"] = {"parent": parent_sha, "child": hashlib.sha256(child).hexdigest(), "child_weight": child_weight}
+    return write_tensors(mixed, {**child_meta, "training": json.dumps(training)})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parent", type=Path, default=SHIPPED, help="the file the child run started from")
+    parser.add_argument("--child", type=Path, required=True, help="the continued run's joined file")
+    parser.add_argument("--child-weight", type=float, required=True, help="the child's share, in [0, 1]")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    if args.out.resolve() == SHIPPED.resolve():
+        raise SystemExit(f"{args.out} is the shipped verifier: write elsewhere, compare, then ship deliberately")
+    try:
+        data = average(args.parent.read_bytes(), args.child.read_bytes(), args.child_weight)
+    except (OSError, AverageError, ValueError) as exc:
+        raise SystemExit(f"cannot average {args.parent} and {args.child}: {exc}") from None
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(data)
+    print(f"{args.out}: child weight {args.child_weight}, SHA-256 {hashlib.sha256(data).hexdigest()}")
+
+
+if __name__ == "__main__":
+    main()
