@@ -36,3 +36,12 @@ def test_a_misspelt_source_or_a_negative_share_is_refused():
         replay.continue_rows(SOURCE, SOURCES, TRAIN, ["nwe"], 1, seed=7)
     with pytest.raises(ValueError, match="0 or more"):
         replay.continue_rows(SOURCE, SOURCES, TRAIN, ["new"], -1, seed=7)
+
+
+def test_a_checkpoint_id_names_the_rows_and_for_a_continue_run_the_exact_selection():
+    everything = replay.selection_id("abc", TRAIN, [])
+    assert everything == "abc"
+    new = replay.selection_id("abc", replay.continue_rows(SOURCE, SOURCES, TRAIN, ["new"], 1, seed=7), ["new"])
+    assert new.startswith("abc+") and new == replay.selection_id("abc", replay.continue_rows(SOURCE, SOURCES, TRAIN, ["new"], 1, seed=7), ["new"])
+    other = replay.selection_id("abc", replay.continue_rows(SOURCE, SOURCES, TRAIN, ["new"], 2, seed=7), ["new"])
+    assert len({everything, new, other}) == 3  # another --replay (or --focus) is another plan: its checkpoint is refused

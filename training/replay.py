@@ -8,6 +8,7 @@ their sizes, is what keeps that ("replay", as in continual learning). numpy only
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import numpy as np
@@ -28,3 +29,14 @@ def continue_rows(source: np.ndarray, sources: list[str], train: np.ndarray, foc
     random.Random(seed).shuffle(others)
     drawn = others[: min(len(others), round(replay * len(kept)))]
     return np.sort(np.concatenate([kept, np.array(drawn, dtype=kept.dtype)]))
+
+
+def selection_id(rows_sha256: str, train: np.ndarray, focus: list[str]) -> str:
+    """What a checkpoint is tied to: the packed rows and, for a continue-run, the exact rows chosen.
+
+    Resuming a run with another --focus or --replay would mix two plans in one schedule, so the
+    chosen indices are part of the id; a run on all train rows keeps the rows' SHA-256 alone (the
+    id checkpoints had before continue-runs existed)."""
+    if not focus:
+        return rows_sha256
+    return f"{rows_sha256}+{hashlib.sha256(np.ascontiguousarray(train, dtype=np.int64).tobytes()).hexdigest()[:16]}"

@@ -4,8 +4,8 @@ Reads only what travels: the shipped weights (localeval/verifier/verifier.safete
 float16 tensors are the starting point: train_verifier.py's model, loaded under the names it
 exports) and pack_rows.py's archive of train and validation rows. Never a path inside the sealed
 test folder (splits.py). Trains every weight on the train rows (bfloat16 autocast on a GPU),
-stops within --minutes of wall time (the learning-rate schedule is fitted to the steps that fit,
-measured on the first steps), then scores the validation rows with the starting weights and the
+stops within --minutes of wall time (on a GPU the learning-rate schedule is fitted to the steps
+that fit, measured on the first steps; on the CPU there is no budget unless one is given), then scores the validation rows with the starting weights and the
 new ones, sets each task's cut and slope on them (calibration.calibrate) and writes to --out:
 
 - verifier.safetensors.partNN: the new file cut into parts of at most --part-mib MiB (what comes
@@ -43,7 +43,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # the device machine has no installed localeval: this checkout's, beside the script
 from calibration import calibrate, evaluate  # noqa: E402
-from replay import continue_rows  # noqa: E402
+from replay import continue_rows, selection_id  # noqa: E402
 from splits import refuse_sealed  # noqa: E402
 from train_verifier import SEED, Verifier  # noqa: E402
 
@@ -180,7 +180,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=3e-5)
-    parser.add_argument("--minutes", type=float, default=6.0, help="wall-clock budget for the training steps (validation and writing come after)")
+    parser.add_argument("--minutes", type=float, help="wall-clock budget for the training steps, validation and writing after (default: 6 on a GPU, none on the CPU, where a stop loses nothing but leaves the learning rate undecayed)")
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: epochs and --minutes decide)")
     parser.add_argument("--checkpoint-steps", type=int, default=0, help="save a resumable checkpoint every this many steps (0: only at the end, on the CPU)")
     parser.add_argument("--validation-limit", type=int, default=0, help="score this many validation rows only (a smoke test)")
@@ -197,6 +197,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     autocast = device.type == "cuda"
+    if args.minutes is None:
+        args.minutes = 6.0 if autocast else math.inf
     packed = Packed(args.packed)
     model, metadata, start_bytes = load_start(args.start)
     start_sha = hashlib.sha256(start_bytes).hexdigest()
@@ -213,8 +215,7 @@ def main() -> None:
             train = continue_rows(packed.source, packed.sources, train, focus, args.replay, SEED)
         except ValueError as error:
             raise SystemExit(f"--focus/--replay: {error}") from None
-    # A checkpoint belongs to one row selection: resuming a run with another --focus would mix two plans.
-    rows_id = f"{packed.rows_sha256}+{hashlib.sha256(train.tobytes()).hexdigest()[:16]}" if focus else packed.rows_sha256
+    rows_id = selection_id(packed.rows_sha256, train, focus)
     validation = np.flatnonzero(packed.split == 1)
     if args.validation_limit:
         validation = np.array(sorted(random.Random(SEED).sample(list(validation), min(args.validation_limit, len(validation)))))
