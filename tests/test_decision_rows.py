@@ -42,5 +42,5 @@ def test_the_judges_answers_are_kept_and_the_logits_are_the_files(tmp_path: Path
 
 def test_a_row_whose_sample_is_gone_is_refused(tmp_path: Path) -> None:
     args = namespace(tmp_path, [{"key": "not-a-sample", "verifier_logits": [0.0]}])
-    with pytest.raises(SystemExit, match="not among the samples"):
+    with pytest.raises(SystemExit, match="not among those read from"):
         decision_rows.relogit(args, load_verifier())

@@ -111,7 +111,8 @@ def relogit(args: argparse.Namespace, verifier: Verifier) -> None:
         claims = {sample_key(s): s for s in (json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip())}
     missing = [row["key"] for row in source_rows if row["key"] not in claims]
     if missing:
-        raise SystemExit(f"{args.logits_from}: {len(missing)} rows (first {missing[0]}) are not among the samples read now: rebuild them with the judge")
+        read = args.rows if args.task == "attribution" else args.samples
+        raise SystemExit(f"{args.logits_from}: {len(missing)} rows (first {missing[0]}) are not among those read from {read}: name the file they were built on, or rebuild them with the judge")
     started = time.perf_counter()
     with args.out.open("w", encoding="utf-8") as out:
         for n, row in enumerate(source_rows, 1):
