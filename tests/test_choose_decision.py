@@ -34,3 +34,17 @@ def test_shape_figures_score_selections_and_insufficient_apart():
     rows = [{"shape": "plain", "required": [1]}, {"shape": "plain", "required": [0]}, {"shape": "plain without answer", "required": []}]
     figures = choose_decision.shape_figures(rows, [{1}, {0, 1}, set()])
     assert figures == pytest.approx({"F1 plain": (1.0 + 2 / 3) / 2, "insufficient plain without answer": 1.0})
+
+
+def test_the_paired_difference_is_the_figures_difference_and_its_interval_is_by_question():
+    rows = [{"shape": "plain", "required": [1]}, {"shape": "plain", "required": [0]}, {"shape": "plain without answer", "required": []}, {"shape": "plain", "required": [2]}]
+    groups = ["q1", "q1", "q2", "q3"]
+    new = choose_decision.sample_values(rows, [{1}, {0}, set(), {2}])
+    old = choose_decision.sample_values(rows, [{1}, {0, 1}, {0}, {2}])
+    assert new == [("F1 plain", 1.0), ("F1 plain", 1.0), ("insufficient plain without answer", 1.0), ("F1 plain", 1.0)]
+    difference, low, high = choose_decision.paired_difference(groups, new, old, draws=400)
+    expected = 1.0 - choose_decision.figure(rows, [{1}, {0, 1}, {0}, {2}])
+    assert difference == pytest.approx(expected)
+    assert 0.0 <= low <= difference <= high
+    same, low, high = choose_decision.paired_difference(groups, old, old, draws=50)
+    assert (same, low, high) == (0.0, 0.0, 0.0)  # the same decision on both sides: no difference in any resample

@@ -26,6 +26,11 @@ the mean over sources of the balanced accuracy.
     python training/choose_decision.py --file training/.cache/candidate/verifier.safetensors
     python training/choose_decision.py --task attribution --file localeval/verifier/verifier.safetensors
 
+`--against ROWS` (relevance) weighs each candidate against the same candidate on another verifier
+file's rows of the same samples (decision_rows.py --logits-from; `--against-file`, default the
+shipped file): the difference of the figure with a 95% interval from a paired bootstrap over
+questions, so a rule for shipping a new file can ask for more than noise.
+
 `--ship NAME` stores the named stacked candidate, fitted on all the rows, in the default judge's
 catalog table for the task (localeval/catalog.toml, `stacked` inside `calibration.<task>`, with
 the verifier file's SHA-256), where localeval.graders.stacked reads it. Only for the shipped
@@ -58,6 +63,8 @@ CACHE = ROOT / "training" / ".cache"
 CATALOG_FILE = ROOT / "localeval" / "catalog.toml"
 FOLDS = 5
 BAND_EDGES = [round(float(x), 2) for x in np.arange(-4.0, 8.01, 0.5)]
+BOOTSTRAP_DRAWS = 2000  # paired resamples of the questions for --against's interval
+SEED = 20261126
 
 Selections = list[set[int]]
 # The stacked relevance models tried: their features (empty: every judge rule feature and the
@@ -97,6 +104,39 @@ def shape_figures(rows: Sequence[dict[str, Any]], selections: Selections) -> dic
 def figure(rows: Sequence[dict[str, Any]], selections: Selections) -> float:
     """The one number candidates are chosen by: the mean of shape_figures."""
     return statistics.fmean(shape_figures(rows, selections).values())
+
+
+def sample_values(rows: Sequence[dict[str, Any]], selections: Selections) -> list[tuple[str, float]]:
+    """Each sample's shape and its part of shape_figures: its F1, or 1 when it is rightly left empty."""
+    return [
+        (f"F1 {r['shape']}", selection_f1(s, set(r["required"]))[2]) if r["required"] else (f"insufficient {r['shape']}", float(not s))
+        for r, s in zip(rows, selections)
+    ]
+
+
+def paired_difference(groups: Sequence[str], new: Sequence[tuple[str, float]], old: Sequence[tuple[str, float]], draws: int = BOOTSTRAP_DRAWS) -> tuple[float, float, float]:
+    """The figure's difference new - old on the same samples, with a 95% interval from a paired
+    bootstrap over questions (the samples of one question move together): how much of a
+    difference between two verifier files' decisions the validation rows can tell from noise."""
+
+    def mean_of_shapes(values: Sequence[tuple[str, float]], chosen: Sequence[int]) -> float:
+        by_shape: dict[str, list[float]] = {}
+        for i in chosen:
+            by_shape.setdefault(values[i][0], []).append(values[i][1])
+        return statistics.fmean(statistics.fmean(v) for v in by_shape.values())
+
+    members: dict[str, list[int]] = {}
+    for i, group in enumerate(groups):
+        members.setdefault(group, []).append(i)
+    names = sorted(members)
+    everything = list(range(len(groups)))
+    rng = np.random.default_rng(SEED)
+    differences = []
+    for _ in range(draws):
+        chosen = [i for g in rng.choice(len(names), len(names)) for i in members[names[g]]]
+        differences.append(mean_of_shapes(new, chosen) - mean_of_shapes(old, chosen))
+    low, high = np.quantile(differences, [0.025, 0.975])
+    return mean_of_shapes(new, everything) - mean_of_shapes(old, everything), float(low), float(high)
 
 
 def passage_best(row: dict[str, Any]) -> list[float]:
@@ -266,12 +306,49 @@ def ship(task: str, fitted: dict[str, Any], file: Path, catalog: Path = CATALOG_
     print(f"stored in {catalog}: {DEFAULT_MODEL}'s calibration.{task}.{STACKED}")
 
 
+def every_feature(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The judge rule's features beside the verifier's three: the "every feature" stacked model's inputs."""
+    judge_features = sorted(rows[0]["judge_features"][0]) if rows[0]["judge_features"] else []
+    return [*judge_features, "verifier", "verifier_passage", "verifier_vs_best"]
+
+
+def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> dict[str, Selections]:
+    """Each relevance candidate's selections, the fitted ones out of fold."""
+    calibration = verifier.calibration["relevance"]
+    every = every_feature(rows)
+    return {
+        "judge": [set(r["judge_selected"]) for r in rows],
+        "verifier": verifier_selections(rows, calibration.cut, calibration.passage_weight),
+        **{name: out_of_fold(rows, stacked_rule(features or every, per_sample)) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
+        "cascade": out_of_fold(rows, cascade_rule),
+    }
+
+
+def compare(rows: list[dict[str, Any]], candidates: dict[str, Selections], against: Path, against_file: Path, report: dict[str, Any]) -> None:
+    """Each candidate's figure against the same candidate on another verifier file's rows of the
+    same samples (decision_rows.py --logits-from), with paired_difference's interval."""
+    refuse_sealed(against)
+    old_rows = [json.loads(line) for line in against.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if [r["key"] for r in old_rows] != [r["key"] for r in rows]:
+        raise SystemExit(f"{against}: not the same samples in the same order as --rows: compare files made with decision_rows.py --logits-from")
+    old = relevance_candidates(old_rows, Verifier(str(against_file), against_file.read_bytes()))
+    groups = [r["group"] for r in rows]
+    print(f"against {against} ({against_file.name}): difference, 95% interval by question ({BOOTSTRAP_DRAWS} paired draws)")
+    report["against"] = {"rows": str(against), "file": str(against_file), "differences": {}}
+    for name, selections in candidates.items():
+        difference, low, high = paired_difference(groups, sample_values(rows, selections), sample_values(old_rows, old[name]))
+        report["against"]["differences"][name] = {"difference": round(difference, 4), "low": round(low, 4), "high": round(high, 4)}
+        print(f"{name:55s} {difference:+.3f} [{low:+.3f}, {high:+.3f}]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=("relevance", "attribution"), default="relevance")
     parser.add_argument("--rows", type=Path, help="decision_rows.py's file (default: training/.cache/decision/<task>_rows.jsonl)")
     parser.add_argument("--file", type=Path, required=True, help="the verifier file decision_rows.py read (its tuned rules)")
     parser.add_argument("--json", type=Path, help="also write the figures and the rules fitted on all rows here")
+    parser.add_argument("--against", type=Path, help="relevance: another file's decision rows of the same samples: each candidate's difference with a paired bootstrap interval")
+    parser.add_argument("--against-file", type=Path, default=shipped_path(), help="the verifier file --against's rows were made with (default: the shipped one)")
     parser.add_argument("--ship", metavar="NAME", help="store this stacked candidate, fitted on all rows, in the default judge's catalog table")
     args = parser.parse_args()
     args.rows = args.rows or CACHE / "decision" / f"{args.task}_rows.jsonl"
@@ -285,17 +362,10 @@ def main() -> None:
         if args.ship:
             ship("attribution", report["candidates"][args.ship]["fitted_on_all"], args.file)
         return
-    calibration = verifier.calibration["relevance"]
-    judge_features = sorted(rows[0]["judge_features"][0]) if rows[0]["judge_features"] else []
-    every = [*judge_features, "verifier", "verifier_passage", "verifier_vs_best"]
-    candidates: dict[str, Selections] = {
-        "judge": [set(r["judge_selected"]) for r in rows],
-        "verifier": verifier_selections(rows, calibration.cut, calibration.passage_weight),
-        **{name: out_of_fold(rows, stacked_rule(features or every, per_sample)) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
-        "cascade": out_of_fold(rows, cascade_rule),
-    }
+    every = every_feature(rows)
+    candidates = relevance_candidates(rows, verifier)
     print(f"{len(rows)} validation samples, {len({r['group'] for r in rows})} questions, {FOLDS} folds by question")
-    report: dict[str, Any] = {"samples": len(rows), "questions": len({r["group"] for r in rows}), "candidates": {}}
+    report = {"samples": len(rows), "questions": len({r["group"] for r in rows}), "candidates": {}}
     judge_cells = shape_figures(rows, candidates["judge"])
     for name, selections in candidates.items():
         cells = shape_figures(rows, selections)
@@ -303,6 +373,8 @@ def main() -> None:
         report["candidates"][name] = {"figure": round(mean, 4), "no_worse_than_judge_on_every_shape": even, **{k: round(v, 4) for k, v in cells.items()}}
         print(f"{name:55s} {mean:.3f} {'=' if even else ' '} " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
     print("= : at least the judge rule's figure on every shape")
+    if args.against:
+        compare(rows, candidates, args.against, args.against_file, report)
     for name, (features, per_sample) in STACKED_CANDIDATES.items():
         fit = fit_stacked(rows, features or every, per_sample)
         report["candidates"][name]["fitted_on_all"] = fit.table()
