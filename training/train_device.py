@@ -5,8 +5,8 @@ float16 tensors are the starting point: train_verifier.py's model, loaded under 
 exports) and pack_rows.py's archive of train and validation rows. Never a path inside the sealed
 test folder (splits.py). Trains every weight on the train rows (bfloat16 autocast on a GPU),
 stops within --minutes of wall time (on a GPU the learning-rate schedule is fitted to the steps
-that fit, measured on the first steps; on the CPU there is no budget unless one is given), then scores the validation rows with the starting weights and the
-new ones, sets each task's cut and slope on them (calibration.calibrate) and writes to --out:
+that fit, measured on the first steps; on the CPU there is no budget unless one is given), then
+scores the validation rows with the starting weights and the new ones, sets each task's cut and slope on them (calibration.calibrate) and writes to --out:
 
 - verifier.safetensors.partNN: the new file cut into parts of at most --part-mib MiB (what comes
   back from a device is at most 8 files of 16 MiB), with parts.json (sizes and SHA-256 of the
@@ -180,7 +180,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=3e-5)
-    parser.add_argument("--minutes", type=float, help="wall-clock budget for the training steps, validation and writing after (default: 6 on a GPU, none on the CPU, where a stop loses nothing but leaves the learning rate undecayed)")
+    parser.add_argument("--minutes", type=float, help="wall-clock budget for the training steps; validation and writing come after (default: 6 on a GPU; none on the CPU, where a stop loses nothing but leaves the learning rate undecayed)")
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: epochs and --minutes decide)")
     parser.add_argument("--checkpoint-steps", type=int, default=0, help="save a resumable checkpoint every this many steps (0: only at the end, on the CPU)")
     parser.add_argument("--validation-limit", type=int, default=0, help="score this many validation rows only (a smoke test)")
