@@ -6,7 +6,8 @@ exports) and pack_rows.py's archive of train and validation rows. Never a path i
 test folder (splits.py). Trains every weight on the train rows (bfloat16 autocast on a GPU),
 stops within --minutes of wall time (on a GPU the learning-rate schedule is fitted to the steps
 that fit, measured on the first steps; on the CPU there is no budget unless one is given), then
-scores the validation rows with the starting weights and the new ones, sets each task's cut and slope on them (calibration.calibrate) and writes to --out:
+scores the validation rows with the starting weights and the new ones, sets each task's cut and
+slope on them (calibration.calibrate) and writes to --out:
 
 - verifier.safetensors.partNN: the new file cut into parts of at most --part-mib MiB (what comes
   back from a device is at most 8 files of 16 MiB), with parts.json (sizes and SHA-256 of the
