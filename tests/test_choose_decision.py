@@ -42,9 +42,15 @@ def test_the_paired_difference_is_the_figures_difference_and_its_interval_is_by_
     new = choose_decision.sample_values(rows, [{1}, {0}, set(), {2}])
     old = choose_decision.sample_values(rows, [{1}, {0, 1}, {0}, {2}])
     assert new == [("F1 plain", 1.0), ("F1 plain", 1.0), ("insufficient plain without answer", 1.0), ("F1 plain", 1.0)]
-    difference, low, high = choose_decision.paired_difference(groups, new, old, draws=400)
-    expected = 1.0 - choose_decision.figure(rows, [{1}, {0, 1}, {0}, {2}])
-    assert difference == pytest.approx(expected)
+    difference, low, high = choose_decision.paired_difference(groups, choose_decision.mean_of_shapes(new), choose_decision.mean_of_shapes(old), draws=400)
+    assert difference == pytest.approx(1.0 - choose_decision.figure(rows, [{1}, {0, 1}, {0}, {2}]))
     assert 0.0 <= low <= difference <= high
-    same, low, high = choose_decision.paired_difference(groups, old, old, draws=50)
-    assert (same, low, high) == (0.0, 0.0, 0.0)  # the same decision on both sides: no difference in any resample
+    same = choose_decision.paired_difference(groups, choose_decision.mean_of_shapes(old), choose_decision.mean_of_shapes(old), draws=50)
+    assert same == (0.0, 0.0, 0.0)  # the same decision on both sides: no difference in any resample
+
+
+def test_the_attribution_figure_on_a_resample_is_the_mean_balanced_accuracy_of_its_sources():
+    rows = [{"source": "a", "label": 1}, {"source": "a", "label": 0}, {"source": "b", "label": 1}, {"source": "b", "label": 0}, {"source": "b", "label": 0}]
+    of = choose_decision.mean_of_sources(rows, [1, 0, 1, 1, 0])
+    assert of(range(5)) == pytest.approx((1.0 + 0.75) / 2)
+    assert of([0, 1, 1]) == pytest.approx(1.0)  # source b has no row here: only a counts, repeats included

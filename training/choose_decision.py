@@ -26,10 +26,10 @@ the mean over sources of the balanced accuracy.
     python training/choose_decision.py --file training/.cache/candidate/verifier.safetensors
     python training/choose_decision.py --task attribution --file localeval/verifier/verifier.safetensors
 
-`--against ROWS` (relevance) weighs each candidate against the same candidate on another verifier
-file's rows of the same samples (decision_rows.py --logits-from; `--against-file`, default the
+`--against ROWS` weighs each candidate against the same candidate on another verifier file's rows
+of the same samples or claims (decision_rows.py --logits-from; `--against-file`, default the
 shipped file): the difference of the figure with a 95% interval from a paired bootstrap over
-questions, so a rule for shipping a new file can ask for more than noise.
+questions (claim groups for attribution), so a rule for shipping a new file can ask for more than noise.
 
 `--ship NAME` stores the named stacked candidate, fitted on all the rows, in the default judge's
 catalog table for the task (localeval/catalog.toml, `stacked` inside `calibration.<task>`, with
@@ -114,29 +114,35 @@ def sample_values(rows: Sequence[dict[str, Any]], selections: Selections) -> lis
     ]
 
 
-def paired_difference(groups: Sequence[str], new: Sequence[tuple[str, float]], old: Sequence[tuple[str, float]], draws: int = BOOTSTRAP_DRAWS) -> tuple[float, float, float]:
-    """The figure's difference new - old on the same samples, with a 95% interval from a paired
-    bootstrap over questions (the samples of one question move together): how much of a
-    difference between two verifier files' decisions the validation rows can tell from noise."""
+def mean_of_shapes(values: Sequence[tuple[str, float]]) -> Callable[[Sequence[int]], float]:
+    """figure() over the samples at the given indices (repeats count again), from sample_values."""
 
-    def mean_of_shapes(values: Sequence[tuple[str, float]], chosen: Sequence[int]) -> float:
+    def of(chosen: Sequence[int]) -> float:
         by_shape: dict[str, list[float]] = {}
         for i in chosen:
             by_shape.setdefault(values[i][0], []).append(values[i][1])
         return statistics.fmean(statistics.fmean(v) for v in by_shape.values())
 
+    return of
+
+
+def paired_difference(groups: Sequence[str], new: Callable[[Sequence[int]], float], old: Callable[[Sequence[int]], float], draws: int = BOOTSTRAP_DRAWS) -> tuple[float, float, float]:
+    """The figure's difference new - old on the same rows, with a 95% interval from a paired
+    bootstrap over groups (the rows of one question or claim group move together): how much of a
+    difference between two verifier files' decisions the validation rows can tell from noise.
+    `new` and `old` give each side's figure on the rows at some indices."""
     members: dict[str, list[int]] = {}
     for i, group in enumerate(groups):
         members.setdefault(group, []).append(i)
     names = sorted(members)
-    everything = list(range(len(groups)))
     rng = np.random.default_rng(SEED)
     differences = []
     for _ in range(draws):
         chosen = [i for g in rng.choice(len(names), len(names)) for i in members[names[g]]]
-        differences.append(mean_of_shapes(new, chosen) - mean_of_shapes(old, chosen))
+        differences.append(new(chosen) - old(chosen))
     low, high = np.quantile(differences, [0.025, 0.975])
-    return mean_of_shapes(new, everything) - mean_of_shapes(old, everything), float(low), float(high)
+    everything = list(range(len(groups)))
+    return new(everything) - old(everything), float(low), float(high)
 
 
 def passage_best(row: dict[str, Any]) -> list[float]:
@@ -268,17 +274,33 @@ def out_of_fold_verdicts(rows: Sequence[dict[str, Any]], choose: Callable[[list[
     return verdicts
 
 
-def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]:
-    """Print and return each attribution candidate's figures, and the stacked model fitted on all rows."""
+def attribution_fitted(rows: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """The fitted attribution candidates and their features."""
     judge_features = sorted(rows[0]["judge_features"])
-    fitted = {"judge rule refitted (its own features)": judge_features, "stacked (judge features + verifier)": [*judge_features, "verifier"],
-              "stacked (judge, best_coverage, verifier)": ["judge", "best_coverage", "verifier"]}
-    candidates: dict[str, Verdicts] = {
+    return {"judge rule refitted (its own features)": judge_features, "stacked (judge features + verifier)": [*judge_features, "verifier"],
+            "stacked (judge, best_coverage, verifier)": ["judge", "best_coverage", "verifier"]}
+
+
+def attribution_candidates(rows: Sequence[dict[str, Any]], cut: float) -> dict[str, Verdicts]:
+    """Each attribution candidate's verdicts, the fitted ones out of fold."""
+    return {
         "judge": [int(r["judge_probability"] >= 0.5) for r in rows],
         "verifier": [int(r["verifier_logit"] >= cut) for r in rows],
-        **{name: out_of_fold_verdicts(rows, stacked_attribution(features)) for name, features in fitted.items()},
+        **{name: out_of_fold_verdicts(rows, stacked_attribution(features)) for name, features in attribution_fitted(rows).items()},
         "cascade": out_of_fold_verdicts(rows, attribution_band),
     }
+
+
+def mean_of_sources(rows: Sequence[dict[str, Any]], verdicts: Verdicts) -> Callable[[Sequence[int]], float]:
+    """The attribution figure (mean balanced accuracy over sources) on the rows at the given indices."""
+    return lambda chosen: statistics.fmean(source_figures([rows[i] for i in chosen], [verdicts[i] for i in chosen]).values())
+
+
+def choose_attribution(rows: list[dict[str, Any]], cut: float) -> tuple[dict[str, Any], dict[str, Verdicts]]:
+    """Print and return each attribution candidate's figures and the stacked models fitted on all
+    rows, with the candidates' verdicts."""
+    fitted = attribution_fitted(rows)
+    candidates = attribution_candidates(rows, cut)
     print(f"{len(rows)} validation claims, {len({r['source'] for r in rows})} sources, {FOLDS} folds by group")
     report: dict[str, Any] = {"claims": len(rows), "candidates": {}}
     for name, verdicts in candidates.items():
@@ -291,7 +313,7 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> dict[str, Any]
         fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
-    return report
+    return report, candidates
 
 
 def ship(task: str, fitted: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) -> None:
@@ -324,19 +346,26 @@ def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> 
     }
 
 
-def compare(rows: list[dict[str, Any]], candidates: dict[str, Selections], against: Path, against_file: Path, report: dict[str, Any]) -> None:
+def compare(task: str, rows: list[dict[str, Any]], candidates: dict[str, Any], against: Path, against_file: Path, report: dict[str, Any]) -> None:
     """Each candidate's figure against the same candidate on another verifier file's rows of the
-    same samples (decision_rows.py --logits-from), with paired_difference's interval."""
+    same samples or claims (decision_rows.py --logits-from), with paired_difference's interval."""
     refuse_sealed(against)
     old_rows = [json.loads(line) for line in against.read_text(encoding="utf-8").splitlines() if line.strip()]
     if [r["key"] for r in old_rows] != [r["key"] for r in rows]:
-        raise SystemExit(f"{against}: not the same samples in the same order as --rows: compare files made with decision_rows.py --logits-from")
-    old = relevance_candidates(old_rows, Verifier(str(against_file), against_file.read_bytes()))
+        raise SystemExit(f"{against}: not the same rows in the same order as --rows: compare files made with decision_rows.py --logits-from")
+    old_verifier = Verifier(str(against_file), against_file.read_bytes())
+    if task == "attribution":
+        old: dict[str, Any] = attribution_candidates(old_rows, old_verifier.calibration["attribution"].cut)
+    else:
+        old = relevance_candidates(old_rows, old_verifier)
     groups = [r["group"] for r in rows]
-    print(f"against {against} ({against_file.name}): difference, 95% interval by question ({BOOTSTRAP_DRAWS} paired draws)")
+    print(f"against {against} ({against_file.name}): difference, 95% interval by {'group' if task == 'attribution' else 'question'} ({BOOTSTRAP_DRAWS} paired draws)")
     report["against"] = {"rows": str(against), "file": str(against_file), "differences": {}}
-    for name, selections in candidates.items():
-        difference, low, high = paired_difference(groups, sample_values(rows, selections), sample_values(old_rows, old[name]))
+    for name, decided in candidates.items():
+        if task == "attribution":
+            difference, low, high = paired_difference(groups, mean_of_sources(rows, decided), mean_of_sources(old_rows, old[name]))
+        else:
+            difference, low, high = paired_difference(groups, mean_of_shapes(sample_values(rows, decided)), mean_of_shapes(sample_values(old_rows, old[name])))
         report["against"]["differences"][name] = {"difference": round(difference, 4), "low": round(low, 4), "high": round(high, 4)}
         print(f"{name:55s} {difference:+.3f} [{low:+.3f}, {high:+.3f}]")
 
@@ -347,7 +376,7 @@ def main() -> None:
     parser.add_argument("--rows", type=Path, help="decision_rows.py's file (default: training/.cache/decision/<task>_rows.jsonl)")
     parser.add_argument("--file", type=Path, required=True, help="the verifier file decision_rows.py read (its tuned rules)")
     parser.add_argument("--json", type=Path, help="also write the figures and the rules fitted on all rows here")
-    parser.add_argument("--against", type=Path, help="relevance: another file's decision rows of the same samples: each candidate's difference with a paired bootstrap interval")
+    parser.add_argument("--against", type=Path, help="another file's decision rows of the same samples or claims: each candidate's difference with a paired bootstrap interval")
     parser.add_argument("--against-file", type=Path, default=shipped_path(), help="the verifier file --against's rows were made with (default: the shipped one)")
     parser.add_argument("--ship", metavar="NAME", help="store this stacked candidate, fitted on all rows, in the default judge's catalog table")
     args = parser.parse_args()
@@ -356,7 +385,9 @@ def main() -> None:
     rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     verifier = Verifier(str(args.file), args.file.read_bytes())
     if args.task == "attribution":
-        report = choose_attribution(rows, verifier.calibration["attribution"].cut)
+        report, verdicts = choose_attribution(rows, verifier.calibration["attribution"].cut)
+        if args.against:
+            compare("attribution", rows, verdicts, args.against, args.against_file, report)
         if args.json:
             args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
         if args.ship:
@@ -374,7 +405,7 @@ def main() -> None:
         print(f"{name:55s} {mean:.3f} {'=' if even else ' '} " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
     print("= : at least the judge rule's figure on every shape")
     if args.against:
-        compare(rows, candidates, args.against, args.against_file, report)
+        compare("relevance", rows, candidates, args.against, args.against_file, report)
     for name, (features, per_sample) in STACKED_CANDIDATES.items():
         fit = fit_stacked(rows, features or every, per_sample)
         report["candidates"][name]["fitted_on_all"] = fit.table()
