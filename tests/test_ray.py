@@ -58,6 +58,21 @@ def test_non_judge_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_pa
     assert first.summary["metrics"] == second.summary["metrics"] and second.exit_code == first.exit_code == 2
 
 
+def test_without_a_judge_ray_batches_start_at_one_sample_and_grow_by_time(cluster, write_jsonl, tmp_path, monkeypatch):
+    """A slow metric without a judge (the verifier) hands rows on from its first batch, as a local
+    run does, instead of after 512 samples; fast string metrics still grow to large batches."""
+    from localeval.run.distributed import RayScorer
+
+    sizes: list[int] = []
+    submit = RayScorer._submit
+    monkeypatch.setattr(RayScorer, "_submit", lambda self, slot, batch: sizes.append(len(batch)) or submit(self, slot, batch))
+    data = write_jsonl(samples(200))
+    result = score_file(RunSettings(input=str(data), output=str(tmp_path / "ray.jsonl"), metrics=["nonllm_context_recall", "id_context_recall"], timing=False, ray=LOCAL_RAY))
+    assert result.exit_code == 0 and len(rows_of(tmp_path / "ray.jsonl")) == 200
+    assert sizes[0] == 1 and sum(sizes) == 200
+    assert max(sizes) >= 4  # fast metrics: later batches take several samples at once
+
+
 def test_faithfulness_and_context_precision_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_path):
     """The verifier decides (no judge to load on the workers); the options reach the workers whole."""
     data = write_jsonl([{**sample, "response": sample["reference"] + " It has a famous cafe."} for sample in samples(4)])

@@ -6,7 +6,10 @@ The only module that imports ray (the `ray` extra), and only when --ray is given
   reads) and cut into numbered lines by `localeval.data.jsonl.numbered_lines`, exactly as the
   local reader numbers them; lines a resumed run already has are dropped there.
 - Judge metrics run on a pool of actors that each load the judge once; metrics that
-  need no judge run as plain Ray tasks (no pool, no model).
+  need no judge run as plain Ray tasks (no pool, no model), in batches sized by time as a
+  local run sizes them (`next_batch_size`: the first is one sample, each next one what took about
+  a second in the last), so a slow metric without a judge (the verifier) hands rows on from its
+  first seconds instead of after 512 samples.
 - The driver sends batches out and takes results back in input order, so it writes
   the same results file as a local run (same lines, same order, same scores), with
   the progress line and the summary. When an actor dies, a new one is started and
@@ -16,8 +19,10 @@ The only module that imports ray (the `ray` extra), and only when --ray is given
 from __future__ import annotations
 
 import io
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from localeval.calibration.combination import checked_calibration
@@ -27,10 +32,11 @@ from localeval.errors import ConfigError
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec
 from localeval.metrics import Metric, calibration_tasks
-from localeval.run.runner import STRING_BATCH, score
+from localeval.run.runner import next_batch_size, score
 from localeval.run.settings import RunSettings
 
 JUDGE_BATCH = 2  # samples an actor scores per call: small, so a restart redoes little
+READ_BATCH = 64  # lines taken from Ray Data at a time; what a task scores is sized apart from it
 IN_FLIGHT_PER_WORKER = 2  # batches queued per worker, so none waits for the driver
 ACTOR_THREADS = 2  # judge threads per actor when --threads is not given
 
@@ -114,26 +120,26 @@ class RayScorer:
     def describe_judge(self) -> dict[str, Any] | None:
         return self.ray.get(self.workers[0].describe.remote()) if self.workers else None
 
-    def _batches(self, skip: bytes, limit: int | None) -> Iterator[list[tuple[int, bytes | None]]]:
+    def _lines(self, skip: bytes, limit: int | None) -> Iterator[tuple[int, bytes | None]]:
         data = self.ray.data
         dataset = data.read_binary_files(self.settings.input, num_cpus=0).flat_map(_numbered, fn_args=(skip, limit), num_cpus=0)
-        size = JUDGE_BATCH if self.needs_judge else STRING_BATCH
-        for batch in dataset.iter_batches(batch_size=size, batch_format="pandas"):
-            yield [(int(n), None if o else bytes(r)) for n, r, o in zip(batch["line"], batch["raw"], batch["overlong"])]
+        for batch in dataset.iter_batches(batch_size=READ_BATCH, batch_format="pandas"):
+            yield from ((int(n), None if o else bytes(r)) for n, r, o in zip(batch["line"], batch["raw"], batch["overlong"]))
 
     def rows(self, done: Any, size: int | None) -> Iterator[ResultRow]:
         """Every row of the input's first `size` bytes whose line is not `done` (a bitmap:
         `done.bits`), in input order."""
         skip: bytes = done.bits
         pending: deque[tuple[Any, int, list[tuple[int, bytes | None]]]] = deque()
-        batches = self._batches(skip, size)
+        lines = self._lines(skip, size)
         limit = max(1, self.size * IN_FLIGHT_PER_WORKER)
+        batch_size = JUDGE_BATCH if self.needs_judge else 1
         exhausted = False
         turn = 0
         while True:
             while not exhausted and len(pending) < limit:
-                batch = next(batches, None)
-                if batch is None:
+                batch = list(islice(lines, batch_size))
+                if not batch:
                     exhausted = True
                     break
                 slot = turn % max(1, self.size)
@@ -143,11 +149,16 @@ class RayScorer:
                 return
             reference, slot, batch = pending.popleft()
             try:
-                rows: list[ResultRow] = self.ray.get(reference)
+                answer = self.ray.get(reference)
             except self.ray.exceptions.RayActorError:
                 self.workers[slot] = self.actor_class.remote(*self._arguments)  # a dead actor: a new one, same batch
                 pending.appendleft((self._submit(slot, batch), slot, batch))
                 continue
+            if self.needs_judge:
+                yield from answer
+                continue
+            rows, seconds = answer
+            batch_size = next_batch_size(len(batch), seconds)
             yield from rows
 
     def _submit(self, slot: int, batch: list[tuple[int, bytes | None]]) -> Any:
@@ -167,6 +178,9 @@ class RayScorer:
         self.close()
 
 
-def _score_task(metrics: list[Metric[Any]], judge_settings: Mapping[str, Any] | None, name: str, field_map: dict[str, str], batch: list[tuple[int, bytes | None]]) -> list[ResultRow]:
-    """A Ray task for metrics that need no judge: build them and score one batch."""
-    return _Worker(metrics, None, name, field_map).score(batch)
+def _score_task(metrics: list[Metric[Any]], judge_settings: Mapping[str, Any] | None, name: str, field_map: dict[str, str], batch: list[tuple[int, bytes | None]]) -> tuple[list[ResultRow], float]:
+    """A Ray task for metrics that need no judge: score one batch, with the seconds it took
+    (what the next batch is sized by: the time on the worker, not the wait in the queue)."""
+    started = time.perf_counter()
+    rows = _Worker(metrics, None, name, field_map).score(batch)
+    return rows, time.perf_counter() - started
