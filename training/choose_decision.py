@@ -93,11 +93,8 @@ def sample_weights(rows: Sequence[dict[str, Any]], per_sample: bool) -> list[flo
 def shape_figures(rows: Sequence[dict[str, Any]], selections: Selections) -> dict[str, float]:
     """Per shape: mean F1 where something answers, the share left empty where nothing does."""
     by_shape: dict[str, list[float]] = {}
-    for row, selected in zip(rows, selections):
-        if row["required"]:
-            by_shape.setdefault(f"F1 {row['shape']}", []).append(selection_f1(selected, set(row["required"]))[2])
-        else:
-            by_shape.setdefault(f"insufficient {row['shape']}", []).append(float(not selected))
+    for shape, value in sample_values(rows, selections):
+        by_shape.setdefault(shape, []).append(value)
     return {shape: statistics.fmean(values) for shape, values in sorted(by_shape.items())}
 
 
