@@ -11,9 +11,13 @@ parent as its parent (so the average is along one training path, not between str
 The output keeps the child's metadata with the average recorded under `training`; its
 calibration is stale by construction, so run `recalibrate.py` and `tune_cut.py` on it next.
 
-    python training/average_weights.py --parent localeval/verifier/verifier.safetensors \
-        --child training/.cache/cpu_claims/joined/verifier.safetensors --child-weight 0.5 \
-        --out training/.cache/wise/a50/verifier.safetensors
+    python training/average_weights.py --parent PARENT --child training/.cache/cpu_focus/joined/verifier.safetensors \
+        --child-weight 0.5 --out training/.cache/wise/af5/joined/verifier.safetensors
+
+--parent defaults to the shipped file; a run continued from an earlier shipped file needs that
+file, from git history (the CPU runs of 2026-11-26 started from e30ecbd9…:
+`git show ee13ec8:localeval/verifier/verifier.safetensors > PARENT`). The child's per-source
+`validation` metadata is copied as it is: it describes the child, not the average.
 """
 
 from __future__ import annotations
