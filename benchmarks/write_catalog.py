@@ -21,7 +21,6 @@ from typing import Any
 import tomllib
 from accuracy import build_parser, measure, print_report
 
-from localeval.graders.stacked import STACKED
 from localeval.metrics.recall import CALIBRATION_KEY as ATTRIBUTION_KEY
 from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
 from localeval.models.store import replace_calibrations, resolve_model
@@ -31,11 +30,13 @@ CATALOG_FILE = Path(__file__).resolve().parents[1] / "localeval" / "catalog.toml
 
 def write_catalog(model_name: str, tables: Mapping[str, Mapping[str, Any]], catalog: Path = CATALOG_FILE) -> None:
     """Store fitted calibrations in the model's [[model]] table of the catalog, replacing those keys
-    only. A task's stacked model (localeval.graders.stacked) stays: it weighs the judge rule's
-    features, not this table's combination of them, so a refit here leaves it valid."""
+    only. What else a task's table holds stays (localeval.graders.stacked's stacked model and
+    cascade band): they read the judge rule's raw features and the verifier's logits, not this
+    table's combination, so a refit here leaves them valid."""
     text = catalog.read_text(encoding="utf-8")
     model = next(m for m in tomllib.loads(text)["model"] if m["name"] == model_name)
-    kept = {key: {**table, STACKED: model["calibration"][key][STACKED]} if STACKED in model.get("calibration", {}).get(key, {}) else table for key, table in tables.items()}
+    old = model.get("calibration", {})
+    kept = {key: {**table, **{k: v for k, v in old.get(key, {}).items() if k not in table}} for key, table in tables.items()}
     catalog.write_text(replace_calibrations(text, model_name, kept), encoding="utf-8")
 
 

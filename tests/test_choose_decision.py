@@ -1,4 +1,5 @@
-"""training/choose_decision.py's own arithmetic: how a relevance candidate is weighed and marked.
+"""training/choose_decision.py's own arithmetic: how a relevance candidate is weighed and marked,
+and how the statements' cascade decides, picks its band and ships it.
 The decision it prints is what ships as the default's table (issue 48), so the weighting of
 samples and the "no worse than the judge rule on every shape" mark are checked by hand here."""
 
@@ -54,3 +55,32 @@ def test_the_attribution_figure_on_a_resample_is_the_mean_balanced_accuracy_of_i
     of = choose_decision.mean_of_sources(rows, [1, 0, 1, 1, 0])
     assert of(range(5)) == pytest.approx((1.0 + 0.75) / 2)
     assert of([0, 1, 1]) == pytest.approx(1.0)  # source b has no row here: only a counts, repeats included
+
+
+def test_the_statements_cascade_takes_the_verifier_outside_its_band_and_the_judge_rule_inside():
+    rows = [{"verifier_logit": v, "judge_probability": p} for v, p in ((-3.0, 0.9), (-1.0, 0.9), (0.0, 0.1), (2.0, 0.1))]
+    verdicts, asked = choose_decision.cascade_attribution(rows, -1.5, 0.5)
+    assert verdicts == [0, 1, 0, 1] and asked == 0.5  # the middle two asked the judge
+
+
+def test_the_best_band_is_the_cheaper_of_equal_figures():
+    rows = [{"source": "s", "label": y, "verifier_logit": v, "judge_probability": p} for y, v, p in ((1, 3.0, 0.2), (0, -3.0, 0.9), (1, 0.2, 0.9), (0, 0.1, 0.1))]
+    low, high = choose_decision.best_attribution_band(rows)
+    verdicts, asked = choose_decision.cascade_attribution(rows, low, high)
+    assert verdicts == [1, 0, 1, 0] and asked == 0.5  # only the two the verifier gets wrong ask the judge, though wider bands score the same
+
+
+def test_a_shipped_band_is_read_back_by_the_stacked_grader_and_only_the_shipped_file_may_ship_one(tmp_path: Path):
+    from localeval.graders.stacked import CascadeBand, cascade_band
+    from localeval.models.store import DEFAULT_MODEL
+    from localeval.verifier import SHIPPED_SHA256, shipped_path
+
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(choose_decision.CATALOG_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    choose_decision.ship_band({"low": -1.5, "high": 0.5, "judge_share": 0.13}, shipped_path(), catalog)
+    tables = next(m for m in choose_decision.tomllib.loads(catalog.read_text(encoding="utf-8"))["model"] if m["name"] == DEFAULT_MODEL)["calibration"]
+    assert cascade_band(tables, "attribution", SHIPPED_SHA256) == CascadeBand(-1.5, 0.5)
+    other = tmp_path / "other.safetensors"
+    other.write_bytes(shipped_path().read_bytes())
+    with pytest.raises(SystemExit, match="not the shipped verifier file"):
+        choose_decision.ship_band({"low": -1.5, "high": 0.5}, other, catalog)

@@ -1,7 +1,8 @@
 """The stacked grader (localeval.graders.stacked): the judge rule and the verifier read the same
 units, and the stacked model fitted for the judge and verifier file decides; where none is
 fitted (another judge, another verifier file, the user's own calibration of the task, a rubric),
-the judge rule decides exactly as it does alone. Real SmolLM2 answers and the shipped verifier."""
+the judge rule decides exactly as it does alone. The statements' cascade: the verifier decides
+outside its band, the judge rule inside it. Real SmolLM2 answers and the shipped verifier."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ import tomllib
 from conftest import result_rows, run_score
 
 from localeval.calibration.combination import LogisticModel
+from localeval.data.samples import Sample
 from localeval.errors import ConfigError
 from localeval.graders import Unit
 from localeval.graders.judge_rule import ATTRIBUTION_KEY, JudgeRule
 from localeval.graders.judge_units import RELEVANCE_KEY
-from localeval.graders.stacked import STACKED, STACKED_FEATURES, StackedGrader, stacked_model
+from localeval.graders.stacked import CASCADE, STACKED, STACKED_FEATURES, CascadeBand, StackedGrader, cascade_band, stacked_model
 from localeval.graders.verifier import VerifierGrader, verified_windows
 from localeval.judge.reading import UsageTally
 from localeval.metrics import create_metric
@@ -47,10 +49,17 @@ def _stacked(task: str, sha256: str = SHIPPED_SHA256, **weights: float) -> dict[
     return {"intercept": -1.0, "weights": {name: weights.get(name, 0.0) for name in STACKED_FEATURES[task]}, "verifier_sha256": sha256}
 
 
-def _tables(**stacked: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The metrics' documented default tables, with the stacked models given."""
+def _tables(cascade: dict[str, Any] | None = None, **stacked: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The metrics' documented default tables, with the stacked models and the statements' cascade band given."""
     plain = {RELEVANCE_KEY: create_metric("context_relevance").default_calibration.describe(), ATTRIBUTION_KEY: create_metric("context_recall").default_calibration.describe()}
-    return {task: {**table, STACKED: stacked[task]} if task in stacked else table for task, table in plain.items()}
+    tables = {task: {**table, STACKED: stacked[task]} if task in stacked else table for task, table in plain.items()}
+    if cascade is not None:
+        tables[ATTRIBUTION_KEY] = {**tables[ATTRIBUTION_KEY], CASCADE: cascade}
+    return tables
+
+
+STATEMENTS = ["The tower was completed in 1889.", "The tower is made of cheese."]
+SENTENCES = ["The Eiffel Tower is in Paris.", "It was completed on 31 March 1889."]
 
 
 def test_the_stacked_model_weighs_the_judge_rules_features_and_the_verifiers_logits(small_judge: Any) -> None:
@@ -81,6 +90,51 @@ def test_statements_are_weighed_with_the_verifiers_best_window(small_judge: Any)
         by_hand = -1.0 + 0.5 * judged.features["judge"] + 1.0 * judged.features["best_coverage"] + 0.3 * logit
         assert answer.probability == pytest.approx(1 / (1 + math.exp(-by_hand)))
         assert answer.scope == judged.scope  # the reason still quotes the judge's deciding chunk
+
+
+def test_the_cascade_asks_the_judge_only_for_statements_inside_its_band(small_judge: Any) -> None:
+    """A band around the first statement's logit only: the judge rule decides it, exactly as alone
+    (asked for that statement only), and the verifier decides the second, exactly as alone."""
+    logits = [read.logit for read in verified_windows(load_verifier(), STATEMENTS, SENTENCES)]
+    assert abs(logits[0] - logits[1]) > 0.2
+    band = {"low": logits[0] - 0.1, "high": logits[0] + 0.1, "verifier_sha256": SHIPPED_SHA256}
+    judge = TablesOf(small_judge, _tables(cascade=band))
+    calibration = create_metric("context_recall").calibration_for({})
+    tally = UsageTally()
+    cascade = StackedGrader(judge, calibration).supported(STATEMENTS, SENTENCES, tally)
+    alone_tally = UsageTally()
+    judged = JudgeRule(judge, calibration).supported(STATEMENTS[:1], SENTENCES, alone_tally)[0]
+    verified = VerifierGrader(None, calibration).supported(STATEMENTS, SENTENCES, UsageTally())[1]
+    assert (cascade[0].probability, cascade[0].judge_log_odds, cascade[0].scope) == (judged.probability, judged.judge_log_odds, judged.scope)
+    assert cascade[0].features == {**judged.features, "verifier": logits[0]}
+    assert cascade[0].decided_by is not None and cascade[0].decided_by.startswith("judge rule (verifier logit inside the cascade band")
+    assert (cascade[1].probability, cascade[1].features, cascade[1].scope, cascade[1].judge_log_odds) == (verified.probability, verified.features, verified.scope, None)
+    assert cascade[1].decided_by is not None and cascade[1].decided_by.startswith("verifier (logit outside the cascade band")
+    assert tally.calls == alone_tally.calls >= 1  # the judge was asked about the first statement only
+
+
+def test_the_metric_says_which_rule_decided_each_statement(small_judge: Any) -> None:
+    everything = {"low": -1000.0, "high": 1000.0, "verifier_sha256": SHIPPED_SHA256}
+    nothing = {"low": 1000.0, "high": 1000.0, "verifier_sha256": SHIPPED_SHA256}
+    metric = create_metric("context_recall", {"grader": "stacked"})
+    sample = Sample(user_input="When was it completed?", retrieved_contexts=[" ".join(SENTENCES)], reference=" ".join(STATEMENTS))
+    asked = metric.score_statements(sample, STATEMENTS, TablesOf(small_judge, _tables(cascade=everything)))
+    unasked = metric.score_statements(sample, STATEMENTS, TablesOf(small_judge, _tables(cascade=nothing)))
+    assert all(v["decided_by"].startswith("judge rule") and "judge_log_odds" in v for v in asked.details["statements"])
+    assert all(v["decided_by"].startswith("verifier") and "judge_log_odds" not in v for v in unasked.details["statements"])
+    assert unasked.usage is not None and unasked.usage["calls"] == 0 < asked.usage["calls"]  # type: ignore[index]
+
+
+def test_a_cascade_band_is_read_only_for_its_verifier_file_and_a_malformed_one_is_refused() -> None:
+    band = {"low": -1.5, "high": 0.5, "verifier_sha256": SHIPPED_SHA256}
+    assert cascade_band(_tables(cascade=band), ATTRIBUTION_KEY, SHIPPED_SHA256) == CascadeBand(-1.5, 0.5)
+    assert cascade_band(_tables(cascade={**band, "verifier_sha256": "0" * 64}), ATTRIBUTION_KEY, SHIPPED_SHA256) is None
+    assert cascade_band(_tables(), ATTRIBUTION_KEY, SHIPPED_SHA256) is None
+    for wrong in ({"low": -1.5}, {**band, "high": -2.0}, {**band, "low": "low"}, {**band, "high": float("inf")}, {**band, "low": True}):
+        with pytest.raises(ConfigError, match=r"calibration 'attribution.cascade'"):
+            cascade_band(_tables(cascade=wrong), ATTRIBUTION_KEY, SHIPPED_SHA256)
+    with pytest.raises(ConfigError, match=r"calibration 'attribution.cascade'"):
+        create_metric("faithfulness", {"grader": "stacked"}).check_calibration(_tables(cascade={**band, "low": None}))
 
 
 @pytest.mark.parametrize(
@@ -156,6 +210,7 @@ def test_the_catalogs_stacked_models_weigh_the_shipped_verifier_file() -> None:
     for task, table in stacked.items():
         assert table["verifier_sha256"] == SHIPPED_SHA256, task
         assert stacked_model(tables, task, load_verifier().sha256) is not None
+    assert CASCADE not in tables[ATTRIBUTION_KEY]  # docs/metrics.md: the statements' cascade lost to the judge rule held out
     assert load_verifier().sha256 == SHIPPED_SHA256 and shipped_path().is_file()
 
 
@@ -189,20 +244,26 @@ def test_the_command_line_names_the_grader_and_refuses_two_that_disagree(write_j
     assert refused.exit_code == 2 and "verifier=true names the grader 'verifier', and grader='stacked' another" in refused.output
 
 
-def test_refitting_the_judge_rules_table_keeps_the_tasks_stacked_model(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """benchmarks/write_catalog.py replaces the judge rule's combination; the stacked model weighs the
-    judge rule's raw features, not that combination, so it stays (the release step must not drop it)."""
+def test_refitting_the_judge_rules_table_keeps_the_stacked_model_and_the_cascade(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/write_catalog.py replaces the judge rule's combination; the stacked model and the
+    cascade band read the judge rule's raw features and the verifier's logits, not that combination,
+    so they stay (the release step must not drop them)."""
     from pathlib import Path
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from write_catalog import CATALOG_FILE, write_catalog
 
+    def tables_in(path: Path) -> dict[str, Any]:
+        return next(m for m in tomllib.loads(path.read_text(encoding="utf-8"))["model"] if m["name"] == DEFAULT_MODEL)["calibration"]
+
+    shipped = tables_in(CATALOG_FILE)
+    band = {"low": -1.5, "high": 0.5, "verifier_sha256": SHIPPED_SHA256}
     catalog = tmp_path / "catalog.toml"
-    catalog.write_text(CATALOG_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    catalog.write_text(replace_calibrations(CATALOG_FILE.read_text(encoding="utf-8"), DEFAULT_MODEL, {ATTRIBUTION_KEY: {**shipped[ATTRIBUTION_KEY], CASCADE: band}}), encoding="utf-8")
     refit = {"intercept": -1.0, "weights": {name: 0.5 for name in STACKED_FEATURES[RELEVANCE_KEY] if not name.startswith("verifier")}}
     write_catalog(DEFAULT_MODEL, {RELEVANCE_KEY: refit}, catalog)
-    before = tomllib.loads(CATALOG_FILE.read_text(encoding="utf-8"))
-    after = tomllib.loads(catalog.read_text(encoding="utf-8"))
-    table = next(m for m in after["model"] if m["name"] == DEFAULT_MODEL)["calibration"][RELEVANCE_KEY]
-    shipped = next(m for m in before["model"] if m["name"] == DEFAULT_MODEL)["calibration"][RELEVANCE_KEY]
-    assert {k: table[k] for k in ("intercept", "weights")} == refit and table[STACKED] == shipped[STACKED]
+    table = tables_in(catalog)[RELEVANCE_KEY]
+    assert {k: table[k] for k in ("intercept", "weights")} == refit and table[STACKED] == shipped[RELEVANCE_KEY][STACKED]
+    assert tables_in(catalog)[ATTRIBUTION_KEY][CASCADE] == band
+    write_catalog(DEFAULT_MODEL, {ATTRIBUTION_KEY: {"intercept": 0.5, "weights": {"judge": 1.0}}}, catalog)
+    assert tables_in(catalog)[ATTRIBUTION_KEY] == {"intercept": 0.5, "weights": {"judge": 1.0}, CASCADE: band}

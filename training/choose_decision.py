@@ -31,10 +31,14 @@ of the same samples or claims (decision_rows.py --logits-from; `--against-file`,
 shipped file): the difference of the figure with a 95% interval from a paired bootstrap over
 questions (claim groups for attribution), so a rule for shipping a new file can ask for more than noise.
 
+Every candidate's figure is also given as its difference from the judge rule on the same rows,
+with the same paired interval: whether a candidate beats the default by more than noise.
+
 `--ship NAME` stores the named stacked candidate, fitted on all the rows, in the default judge's
 catalog table for the task (localeval/catalog.toml, `stacked` inside `calibration.<task>`, with
-the verifier file's SHA-256), where localeval.graders.stacked reads it. Only for the shipped
-verifier file: a stacked model weighs one file's logits.
+the verifier file's SHA-256), where localeval.graders.stacked reads it; `--task attribution
+--ship cascade` stores the cascade's band chosen on all the rows (`cascade`). Only for the
+shipped verifier file: a stacked model or a band reads one file's logits.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from splits import refuse_sealed
 
 from localeval.calibration.fitting import Fit, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
-from localeval.graders.stacked import STACKED, STACKED_FEATURES, relevance_features
+from localeval.graders.stacked import CASCADE, STACKED, STACKED_FEATURES, relevance_features
 from localeval.graders.verifier import context_best
 from localeval.models.store import DEFAULT_MODEL, replace_calibrations
 from localeval.verifier import Verifier, shipped_path
@@ -251,12 +255,18 @@ def cascade_attribution(rows: Sequence[dict[str, Any]], low: float, high: float)
     return verdicts, sum(low <= r["verifier_logit"] < high for r in rows) / len(rows)
 
 
-def attribution_band(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
-    def merit(band: tuple[float, float]) -> tuple[float, float]:
-        verdicts, asked = cascade_attribution(train, *band)
-        return statistics.fmean(source_figures(train, verdicts).values()), -asked
+def best_attribution_band(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """The band with the best attribution figure on `rows`, the cheaper (fewer claims asking the judge) on a tie."""
 
-    low, high = max(((low, high) for low in BAND_EDGES for high in BAND_EDGES if high >= low), key=merit)
+    def merit(band: tuple[float, float]) -> tuple[float, float]:
+        verdicts, asked = cascade_attribution(rows, *band)
+        return statistics.fmean(source_figures(rows, verdicts).values()), -asked
+
+    return max(((low, high) for low in BAND_EDGES for high in BAND_EDGES if high >= low), key=merit)
+
+
+def attribution_band(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
+    low, high = best_attribution_band(train)
     return lambda row: cascade_attribution([row], low, high)[0][0]
 
 
@@ -305,24 +315,49 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> tuple[dict[str
         mean = statistics.fmean(cells.values())
         report["candidates"][name] = {"figure": round(mean, 4), **{k: round(v, 4) for k, v in cells.items()}}
         print(f"{name:45s} {mean:.3f}  " + ", ".join(f"{k} {v:.2f}" for k, v in cells.items()))
+    groups = [r["group"] for r in rows]
+    versus_judge(report, {name: paired_difference(groups, mean_of_sources(rows, verdicts), mean_of_sources(rows, candidates["judge"])) for name, verdicts in candidates.items()}, "group")
     weights = balancing_weights([r["label"] for r in rows], [r["source"] for r in rows])
     for name, features in fitted.items():
         fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
+    low, high = best_attribution_band(rows)
+    share = cascade_attribution(rows, low, high)[1]
+    report["cascade_band"] = {"low": low, "high": high, "judge_share": round(share, 4)}
+    print(f"cascade band on all rows: verifier logit in [{low:+.2f}, {high:+.2f}) asks the judge; {share:.0%} of claims ask it")
     return report, candidates
+
+
+def versus_judge(report: dict[str, Any], differences: dict[str, tuple[float, float, float]], by: str) -> None:
+    """Print and record each candidate's paired difference from the judge rule on the same rows."""
+    print(f"difference from the judge rule, 95% interval by {by} ({BOOTSTRAP_DRAWS} paired draws)")
+    for name, (difference, low, high) in differences.items():
+        report["candidates"][name]["versus_judge"] = {"difference": round(difference, 4), "low": round(low, 4), "high": round(high, 4)}
+        print(f"{name:55s} {difference:+.3f} [{low:+.3f}, {high:+.3f}]")
 
 
 def ship(task: str, fitted: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) -> None:
     """Store a stacked model fitted on all rows inside the default judge's table for `task`."""
-    if file.resolve() != shipped_path().resolve():
-        raise SystemExit(f"--ship: {file} is not the shipped verifier file; a stacked model weighs one file's logits")
     weights = {name: fitted["weights"].get(name, 0.0) for name in STACKED_FEATURES[task]}
-    stacked = {"intercept": fitted["intercept"], "weights": weights, "verifier_sha256": hashlib.sha256(file.read_bytes()).hexdigest()}
+    store(task, STACKED, {"intercept": fitted["intercept"], "weights": weights}, file, catalog)
+
+
+def ship_band(band: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) -> None:
+    """Store the statements' cascade band chosen on all rows inside the default judge's attribution table."""
+    store("attribution", CASCADE, {"low": band["low"], "high": band["high"]}, file, catalog)
+
+
+def store(task: str, key: str, entry: dict[str, Any], file: Path, catalog: Path) -> None:
+    """Write `entry`, tied to the verifier file's SHA-256, as `key` inside the default judge's
+    catalog table for `task`, the table's other keys as they were."""
+    if file.resolve() != shipped_path().resolve():
+        raise SystemExit(f"--ship: {file} is not the shipped verifier file; what is fitted here reads one file's logits")
     text = catalog.read_text(encoding="utf-8")
     table = next(m for m in tomllib.loads(text)["model"] if m["name"] == DEFAULT_MODEL)["calibration"][task]
-    catalog.write_text(replace_calibrations(text, DEFAULT_MODEL, {task: {**table, STACKED: stacked}}), encoding="utf-8")
-    print(f"stored in {catalog}: {DEFAULT_MODEL}'s calibration.{task}.{STACKED}")
+    tied = {**entry, "verifier_sha256": hashlib.sha256(file.read_bytes()).hexdigest()}
+    catalog.write_text(replace_calibrations(text, DEFAULT_MODEL, {task: {**table, key: tied}}), encoding="utf-8")
+    print(f"stored in {catalog}: {DEFAULT_MODEL}'s calibration.{task}.{key}")
 
 
 def every_feature(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -387,7 +422,9 @@ def main() -> None:
             compare("attribution", rows, verdicts, args.against, args.against_file, report)
         if args.json:
             args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        if args.ship:
+        if args.ship == "cascade":
+            ship_band(report["cascade_band"], args.file)
+        elif args.ship:
             ship("attribution", report["candidates"][args.ship]["fitted_on_all"], args.file)
         return
     every = every_feature(rows)
@@ -401,6 +438,8 @@ def main() -> None:
         report["candidates"][name] = {"figure": round(mean, 4), "no_worse_than_judge_on_every_shape": even, **{k: round(v, 4) for k, v in cells.items()}}
         print(f"{name:55s} {mean:.3f} {'=' if even else ' '} " + ", ".join(f"{k} {v:.3f}" for k, v in cells.items()))
     print("= : at least the judge rule's figure on every shape")
+    groups, judge_values = [r["group"] for r in rows], mean_of_shapes(sample_values(rows, candidates["judge"]))
+    versus_judge(report, {name: paired_difference(groups, mean_of_shapes(sample_values(rows, selections)), judge_values) for name, selections in candidates.items()}, "question")
     if args.against:
         compare("relevance", rows, candidates, args.against, args.against_file, report)
     for name, (features, per_sample) in STACKED_CANDIDATES.items():

@@ -55,6 +55,7 @@ class Support:
     scope: range | None
     judge_log_odds: float | None = None  # the judge's own verdict on the deciding chunk
     pieces: int = 1  # a statement longer than the verifier reads at once: read in this many pieces, the least supported deciding
+    decided_by: str | None = None  # where more than one rule could decide (the stacked grader): which did
 
 
 @dataclass(frozen=True)

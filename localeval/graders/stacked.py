@@ -18,25 +18,43 @@ user's own `localeval calibrate`) has no `stacked`, and the judge rule under the
 decides, as it did before; so does a judge the catalog fits no stacked model for (a GGUF file of
 your own, the test model). context_relevance's details say which rule decided (`decided_by`);
 a statement's features hold `verifier` where the stacked model decided it.
+
+The statements (context_recall, faithfulness, factual_correctness) may instead be decided by a
+cascade: the verifier decides a statement whose logit is outside a band, and only a statement
+inside it asks the judge rule, which decides it (most statements never reach the judge, so it
+costs a fraction of the judge rule's time). A band chosen on validation claims
+(training/choose_decision.py --task attribution --ship cascade) is stored beside the stacked
+models, tied the same way to the verifier file it was chosen with:
+
+    calibration.attribution = { intercept = ..., weights = { ... }, cascade = { low = ..., high = ...,
+        verifier_sha256 = "..." } }
+
+Each statement's verdict then says which decided (`decided_by`). None ships today: neither a
+stacked model nor the best band beat the judge rule on held-out claims (docs/measured.md), so
+the judge rule decides statements under grader=stacked.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from localeval.calibration.combination import LogisticModel
 from localeval.errors import ConfigError
 from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Usefulness
+from localeval.graders.evidence import statement_evidence
 from localeval.graders.judge_rule import ATTRIBUTION_FEATURES, ATTRIBUTION_KEY, JudgeRule
 from localeval.graders.judge_units import RELEVANCE_FEATURES, RELEVANCE_KEY
-from localeval.graders.verifier import VerifierGrader, verified_windows
+from localeval.graders.verifier import VerifiedStatement, VerifierGrader, verified_windows, verifier_support
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
 from localeval.judge.rubric import Rubric
 from localeval.verifier import load_verifier
 
 STACKED = "stacked"  # the key of the stacked model inside a task's calibration table
+CASCADE = "cascade"  # the key of the statements' cascade band inside the attribution table
 # What each task's stacked model weighs: the judge rule's features and the verifier's readings.
 STACKED_FEATURES: dict[str, tuple[str, ...]] = {
     RELEVANCE_KEY: (*RELEVANCE_FEATURES, "verifier", "verifier_passage", "verifier_vs_best"),
@@ -58,6 +76,43 @@ def stacked_model(tables: Mapping[str, Any], task: str, verifier_sha256: str) ->
     if stacked["verifier_sha256"] != verifier_sha256:
         return None
     return LogisticModel.from_table(stacked, where, STACKED_FEATURES[task])
+
+
+@dataclass(frozen=True)
+class CascadeBand:
+    """The verifier logits for which a statement asks the judge rule: [low, high). Outside it the
+    verifier's own verdict stands (chosen on validation claims: where the verifier is sure, it
+    was right more often than the judge rule)."""
+
+    low: float
+    high: float
+
+    def asks_judge(self, logit: float) -> bool:
+        return self.low <= logit < self.high
+
+
+def cascade_band(tables: Mapping[str, Any], task: str, verifier_sha256: str) -> CascadeBand | None:
+    """The task's cascade band from a judge's calibration tables, or None where there is none, or
+    where it was chosen on another verifier file's logits. A malformed one is a ConfigError
+    naming the table."""
+    table = tables.get(task)
+    band = table.get(CASCADE) if isinstance(table, Mapping) else None
+    if band is None:
+        return None
+    where = f"calibration '{task}.{CASCADE}'"
+    if not isinstance(band, Mapping) or not isinstance(band.get("verifier_sha256"), str):
+        raise ConfigError(f"{where}: a cascade needs 'low', 'high' and the 'verifier_sha256' of the verifier it was chosen with")
+    low, high = _finite(band.get("low")), _finite(band.get("high"))
+    if low is None or high is None or low > high:
+        raise ConfigError(f"{where}: 'low' and 'high' must be finite numbers with low <= high, not {band.get('low')!r} and {band.get('high')!r}")
+    if band["verifier_sha256"] != verifier_sha256:
+        return None
+    return CascadeBand(low, high)
+
+
+def _finite(value: Any) -> float | None:
+    """The value as a float when it is a finite number (not a bool), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
 
 
 def relevance_features(judged: Sequence[Mapping[str, float]], logits: Sequence[float], best_in_context: Sequence[float]) -> list[dict[str, float]]:
@@ -83,6 +138,7 @@ class StackedGrader(Grader):
         sha256 = load_verifier().sha256
         # A rubric replaces the judge's task, so its log-odds are not those the model was fitted on.
         self.models = {task: None if rubric is not None else stacked_model(tables, task, sha256) for task in STACKED_FEATURES}
+        self.band = None if rubric is not None else cascade_band(tables, ATTRIBUTION_KEY, sha256)
         self.alone = "judge rule (a rubric replaces the task the stacked model was fitted on)" if rubric is not None else "judge rule (no stacked model in this judge's table)"
 
     @classmethod
@@ -93,17 +149,39 @@ class StackedGrader(Grader):
     def check_tables(cls, tables: Mapping[str, Mapping[str, Any]]) -> None:
         for task in STACKED_FEATURES:
             stacked_model(tables, task, load_verifier().sha256)
+        cascade_band(tables, ATTRIBUTION_KEY, load_verifier().sha256)
 
     def supported(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int = 2) -> list[Support]:
-        judged = self.rule.supported(statements, sentences, tally, chunks)
         model = self.models[ATTRIBUTION_KEY]
-        if model is None:
-            return judged
+        if model is None and self.band is None:
+            return self.rule.supported(statements, sentences, tally, chunks)
         read = verified_windows(load_verifier(), statements, sentences, self.language)
+        if model is not None:
+            judged = self.rule.supported(statements, sentences, tally, chunks)
+            answers = []
+            for support, reading in zip(judged, read):
+                features = {**support.features, "verifier": reading.logit}
+                answers.append(Support(model.probability(features), features, support.evidence, support.scope, support.judge_log_odds, reading.pieces, "stacked"))
+            return answers
+        return self._cascade(statements, sentences, tally, chunks, read)
+
+    def _cascade(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int, read: Sequence[VerifiedStatement]) -> list[Support]:
+        """The verifier's verdict where its logit is outside the band; the judge rule's inside,
+        the judge asked for those statements only (in one call, so its chunks are shared)."""
+        assert self.band is not None
+        band = self.band
+        asked = [n for n, reading in enumerate(read) if band.asks_judge(reading.logit)]
+        judged = dict(zip(asked, self.rule.supported([statements[n] for n in asked], sentences, tally, chunks))) if asked else {}
+        calibration = load_verifier().calibration["attribution"]
         answers = []
-        for support, reading in zip(judged, read):
-            features = {**support.features, "verifier": reading.logit}
-            answers.append(Support(model.probability(features), features, support.evidence, support.scope, support.judge_log_odds, reading.pieces))
+        for number, reading in enumerate(read):
+            support = judged.get(number)
+            if support is None:
+                found = statement_evidence(statements[number], sentences, self.language)
+                answers.append(verifier_support(calibration, reading, found, f"verifier (logit outside the cascade band [{band.low:g}, {band.high:g}))"))
+            else:
+                features = {**support.features, "verifier": reading.logit}
+                answers.append(Support(support.probability, features, support.evidence, support.scope, support.judge_log_odds, reading.pieces, f"judge rule (verifier logit inside the cascade band [{band.low:g}, {band.high:g}))"))
         return answers
 
     def needed(self, question: str, units: Sequence[Unit], passages: Sequence[str], tally: UsageTally, judged_contexts: int = 0, whole_contexts: bool = False) -> Needs:

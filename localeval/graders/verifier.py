@@ -21,9 +21,9 @@ from typing import Any
 
 from localeval.data.text import split_sentences
 from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Usefulness
-from localeval.graders.evidence import question_overlap, statement_evidence
+from localeval.graders.evidence import StatementEvidence, question_overlap, statement_evidence
 from localeval.judge.reading import UsageTally
-from localeval.verifier import Verifier, load_verifier
+from localeval.verifier import TaskCalibration, Verifier, load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
 from localeval.verifier.pieces import split_text
 
@@ -144,6 +144,12 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
     return results
 
 
+def verifier_support(calibration: TaskCalibration, read: VerifiedStatement, evidence: StatementEvidence, decided_by: str | None = None) -> Support:
+    """The verifier's answer for one statement: its calibrated probability, its logit beside the
+    evidence features, and its best window as the scope a reason quotes from."""
+    return Support(calibration.probability(read.logit), {"verifier": read.logit, **evidence.features()}, evidence, read.window, pieces=read.pieces, decided_by=decided_by)
+
+
 # A unit longer than the verifier reads of it (pairs.SENTENCE_TOKENS) is read as overlapping
 # parts, each sharing this share of its tokens with the one before; its logit is its best part's
 # (a unit is required when some part of it is), so a fact deep in a long sentence is read.
@@ -190,10 +196,7 @@ class VerifierGrader(Grader):
         verifier = load_verifier()
         evidence = [statement_evidence(statement, sentences, self.language) for statement in statements]
         calibration = verifier.calibration["attribution"]
-        return [
-            Support(calibration.probability(read.logit), {"verifier": read.logit, **found.features()}, found, read.window, pieces=read.pieces)
-            for found, read in zip(evidence, verified_windows(verifier, statements, sentences, self.language))
-        ]
+        return [verifier_support(calibration, read, found) for found, read in zip(evidence, verified_windows(verifier, statements, sentences, self.language))]
 
     def read_units(self, question: str, units: Sequence[Unit], passages: Sequence[str]) -> tuple[list[float], list[float], dict[str, Any]]:
         """Each unit's relevance logit, its context's best logit, and the notes (how many parts a

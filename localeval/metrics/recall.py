@@ -65,7 +65,7 @@ class RecallParams(JudgeParams, RecallOptions):
     rubric_required = ATTRIBUTION_REQUIRED
     option_help = {
         "rubric": "a file whose text replaces the judge's task ({placeholders}: {document}, {statement}); it must ask for Yes or No",
-        "grader": "what decides: judge (the judge rule), verifier (localeval's trained verifier reads the statement against windows of the context: no judge, fast, less accurate so far) or stacked (both, weighed by a model fitted for the default judge on validation rows; the judge rule where none is fitted); verifier=true/false is grader=verifier/judge (docs/measured.md)",
+        "grader": "what decides: judge (the judge rule), verifier (localeval's trained verifier reads the statement against windows of the context: no judge, fast, less accurate so far) or stacked (both: a model fitted for the default judge on validation rows weighs them, or a cascade band asks the judge only where the verifier is unsure; the judge rule where neither is fitted, as for statements today); verifier=true/false is grader=verifier/judge (docs/measured.md)",
     }
 
 
@@ -79,6 +79,7 @@ class StatementVerdict(BaseModel):
     features: dict[str, float] = Field(default_factory=dict)
     reason: str | None = None
     pieces: int = 1  # with the verifier: a statement longer than it reads at once, read in this many pieces (the least supported decides)
+    decided_by: str | None = None  # grader=stacked: the stacked model, or the cascade's verifier or judge rule
     kept_sentence: bool = False  # statements=claims: a sentence the judge's claims could not cover, judged as it stands
     similarity_unmeasured: list[int] = Field(default_factory=list)  # context sentences too long for partial_ratio (evidence.SIMILARITY_MAX_WORK)
 
@@ -232,6 +233,8 @@ class AttributedStatements(JudgeMetric[RecallParams]):
         verdict["features"] = {k: round(v, 4) for k, v in answer.features.items()}
         if answer.pieces > 1:
             verdict["pieces"] = answer.pieces
+        if answer.decided_by is not None:
+            verdict["decided_by"] = answer.decided_by
         if self.params.reasons:
             quoted = self._quoted(answer.evidence, answer.scope if answer.scope is not None else range(len(sentences)))
             verdict["evidence"] = quoted
