@@ -47,7 +47,7 @@ from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Useful
 from localeval.graders.evidence import statement_evidence
 from localeval.graders.judge_rule import ATTRIBUTION_FEATURES, ATTRIBUTION_KEY, JudgeRule
 from localeval.graders.judge_units import RELEVANCE_FEATURES, RELEVANCE_KEY
-from localeval.graders.verifier import VerifiedStatement, VerifierGrader, verified_windows, verifier_support
+from localeval.graders.verifier import VerifierGrader, verified_windows, verifier_support
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
 from localeval.judge.rubric import Rubric
@@ -153,23 +153,22 @@ class StackedGrader(Grader):
 
     def supported(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int = 2) -> list[Support]:
         model = self.models[ATTRIBUTION_KEY]
-        if model is None and self.band is None:
-            return self.rule.supported(statements, sentences, tally, chunks)
-        read = verified_windows(load_verifier(), statements, sentences, self.language)
         if model is not None:
             judged = self.rule.supported(statements, sentences, tally, chunks)
+            read = verified_windows(load_verifier(), statements, sentences, self.language)
             answers = []
             for support, reading in zip(judged, read):
                 features = {**support.features, "verifier": reading.logit}
                 answers.append(Support(model.probability(features), features, support.evidence, support.scope, support.judge_log_odds, reading.pieces, "stacked"))
             return answers
-        return self._cascade(statements, sentences, tally, chunks, read)
+        if self.band is not None:
+            return self._cascade(self.band, statements, sentences, tally, chunks)
+        return self.rule.supported(statements, sentences, tally, chunks)
 
-    def _cascade(self, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int, read: Sequence[VerifiedStatement]) -> list[Support]:
+    def _cascade(self, band: CascadeBand, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int) -> list[Support]:
         """The verifier's verdict where its logit is outside the band; the judge rule's inside,
         the judge asked for those statements only (in one call, so its chunks are shared)."""
-        assert self.band is not None
-        band = self.band
+        read = verified_windows(load_verifier(), statements, sentences, self.language)
         asked = [n for n, reading in enumerate(read) if band.asks_judge(reading.logit)]
         judged = dict(zip(asked, self.rule.supported([statements[n] for n in asked], sentences, tally, chunks))) if asked else {}
         calibration = load_verifier().calibration["attribution"]
