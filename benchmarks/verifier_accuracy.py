@@ -157,8 +157,10 @@ ROWS: list[dict[str, Any]] = []  # every statement's label and verdict features 
 def _figures(labels: Sequence[int], verdicts: Sequence[Mapping[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     ROWS.extend({"label": y, "source": s, "probability": v["probability"], **v.get("features", {})} for y, v, s in zip(labels, verdicts, sources))
     predicted = [int(v["attributed"]) for v in verdicts]
+    # attributed / supported: the metric's mean verdict against the people's (the "within 0.10").
     out: dict[str, Any] = {"n": len(labels), "balanced_accuracy": balanced_accuracy(list(labels), predicted),
-                           "auc": auc(list(labels), [float(v["probability"]) for v in verdicts])}
+                           "auc": auc(list(labels), [float(v["probability"]) for v in verdicts]),
+                           "attributed": statistics.fmean(predicted), "supported": statistics.fmean(labels)}
     for source in sorted(set(sources)):
         picked = [(y, p) for y, p, s in zip(labels, predicted, sources) if s == source]
         out[source] = balanced_accuracy([y for y, _ in picked], [p for _, p in picked])
