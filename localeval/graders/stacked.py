@@ -66,16 +66,24 @@ def stacked_model(tables: Mapping[str, Any], task: str, verifier_sha256: str) ->
     """The task's stacked model from a judge's calibration tables, or None where there is none,
     or where it was fitted on another verifier file's logits (its weights would read them wrong).
     A malformed one is a ConfigError naming the table."""
+    found = _tied_entry(tables, task, STACKED, "a stacked model needs 'intercept', 'weights'", verifier_sha256)
+    if found is None or not found[2]:
+        return None
+    return LogisticModel.from_table(found[0], found[1], STACKED_FEATURES[task])
+
+
+def _tied_entry(tables: Mapping[str, Any], task: str, key: str, needs: str, verifier_sha256: str) -> tuple[Mapping[str, Any], str, bool] | None:
+    """The `key` entry of the task's table (None where there is none), the name its errors give,
+    and whether it was made with this verifier file (its `verifier_sha256`); an entry that is not
+    a table or names no file is a ConfigError."""
     table = tables.get(task)
-    stacked = table.get(STACKED) if isinstance(table, Mapping) else None
-    if stacked is None:
+    entry = table.get(key) if isinstance(table, Mapping) else None
+    if entry is None:
         return None
-    where = f"calibration '{task}.{STACKED}'"
-    if not isinstance(stacked, Mapping) or not isinstance(stacked.get("verifier_sha256"), str):
-        raise ConfigError(f"{where}: a stacked model needs 'intercept', 'weights' and the 'verifier_sha256' of the verifier it was fitted with")
-    if stacked["verifier_sha256"] != verifier_sha256:
-        return None
-    return LogisticModel.from_table(stacked, where, STACKED_FEATURES[task])
+    where = f"calibration '{task}.{key}'"
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("verifier_sha256"), str):
+        raise ConfigError(f"{where}: {needs} and the 'verifier_sha256' of the verifier file it was made with")
+    return entry, where, entry["verifier_sha256"] == verifier_sha256
 
 
 @dataclass(frozen=True)
@@ -95,19 +103,14 @@ def cascade_band(tables: Mapping[str, Any], task: str, verifier_sha256: str) -> 
     """The task's cascade band from a judge's calibration tables, or None where there is none, or
     where it was chosen on another verifier file's logits. A malformed one is a ConfigError
     naming the table."""
-    table = tables.get(task)
-    band = table.get(CASCADE) if isinstance(table, Mapping) else None
-    if band is None:
+    found = _tied_entry(tables, task, CASCADE, "a cascade needs 'low', 'high'", verifier_sha256)
+    if found is None:
         return None
-    where = f"calibration '{task}.{CASCADE}'"
-    if not isinstance(band, Mapping) or not isinstance(band.get("verifier_sha256"), str):
-        raise ConfigError(f"{where}: a cascade needs 'low', 'high' and the 'verifier_sha256' of the verifier it was chosen with")
+    band, where, ours = found
     low, high = _finite(band.get("low")), _finite(band.get("high"))
     if low is None or high is None or low > high:
         raise ConfigError(f"{where}: 'low' and 'high' must be finite numbers with low <= high, not {band.get('low')!r} and {band.get('high')!r}")
-    if band["verifier_sha256"] != verifier_sha256:
-        return None
-    return CascadeBand(low, high)
+    return CascadeBand(low, high) if ours else None
 
 
 def _finite(value: Any) -> float | None:
