@@ -410,11 +410,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures and the rules fitted on all rows here")
     parser.add_argument("--against", type=Path, help="another file's decision rows of the same samples or claims: each candidate's difference with a paired bootstrap interval")
     parser.add_argument("--against-file", type=Path, default=shipped_path(), help="the verifier file --against's rows were made with (default: the shipped one)")
-    parser.add_argument("--ship", metavar="NAME", help="store this stacked candidate, fitted on all rows, in the default judge's catalog table")
+    parser.add_argument("--ship", metavar="NAME", help="store this stacked candidate, fitted on all rows, in the default judge's catalog table (attribution: or 'cascade', the band)")
     args = parser.parse_args()
     args.rows = args.rows or CACHE / "decision" / f"{args.task}_rows.jsonl"
     refuse_sealed(args.rows)
     rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
+    shippable = [*STACKED_CANDIDATES] if args.task == "relevance" else [*attribution_fitted(rows), "cascade"]
+    if args.ship and args.ship not in shippable:
+        parser.error(f"--ship {args.ship!r}: for --task {args.task} one of {', '.join(repr(n) for n in shippable)}")
     verifier = Verifier(str(args.file), args.file.read_bytes())
     if args.task == "attribution":
         report, verdicts = choose_attribution(rows, verifier.calibration["attribution"].cut)
