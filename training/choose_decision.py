@@ -67,6 +67,7 @@ CACHE = ROOT / "training" / ".cache"
 CATALOG_FILE = ROOT / "localeval" / "catalog.toml"
 FOLDS = 5
 BAND_EDGES = [round(float(x), 2) for x in np.arange(-4.0, 8.01, 0.5)]
+BANDS = [(low, high) for low in BAND_EDGES for high in BAND_EDGES if high >= low]  # the cascade bands tried: [low, high) of the verifier's logit
 BOOTSTRAP_DRAWS = 2000  # paired resamples of the questions for --against's interval
 SEED = 20261126
 
@@ -215,7 +216,7 @@ def best_band(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
         selections, asked = cascade_selections(rows, *band)
         return figure(rows, selections), -asked
 
-    return max(((low, high) for low in BAND_EDGES for high in BAND_EDGES if high >= low), key=merit)
+    return max(BANDS, key=merit)
 
 
 def cascade_rule(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], set[int]]:
@@ -262,7 +263,7 @@ def best_attribution_band(rows: Sequence[dict[str, Any]]) -> tuple[float, float]
         verdicts, asked = cascade_attribution(rows, *band)
         return statistics.fmean(source_figures(rows, verdicts).values()), -asked
 
-    return max(((low, high) for low in BAND_EDGES for high in BAND_EDGES if high >= low), key=merit)
+    return max(BANDS, key=merit)
 
 
 def attribution_band(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:

@@ -171,10 +171,11 @@ class StackedGrader(Grader):
     def _cascade(self, band: CascadeBand, statements: Sequence[str], sentences: Sequence[str], tally: UsageTally, chunks: int) -> list[Support]:
         """The verifier's verdict where its logit is outside the band; the judge rule's inside,
         the judge asked for those statements only (in one call, so its chunks are shared)."""
-        read = verified_windows(load_verifier(), statements, sentences, self.language)
+        verifier = load_verifier()
+        read = verified_windows(verifier, statements, sentences, self.language)
         asked = [n for n, reading in enumerate(read) if band.asks_judge(reading.logit)]
         judged = dict(zip(asked, self.rule.supported([statements[n] for n in asked], sentences, tally, chunks))) if asked else {}
-        calibration = load_verifier().calibration["attribution"]
+        calibration = verifier.calibration["attribution"]
         answers = []
         for number, reading in enumerate(read):
             support = judged.get(number)
