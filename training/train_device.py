@@ -50,6 +50,7 @@ from train_verifier import SEED, Verifier  # noqa: E402
 
 from localeval.verifier.pairs import TASKS  # noqa: E402
 from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
+from localeval.verifier.towers import PREFIX as TOWER_PREFIX  # noqa: E402
 
 SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
 LAYER_NAMES = {"attention_out": "attention.output.dense", "attention_norm": "attention.output.LayerNorm", "up": "intermediate.dense", "down": "output.dense",
@@ -74,10 +75,15 @@ def base_names(exported: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def load_start(path: Path) -> tuple[Verifier, dict[str, str], bytes]:
-    """The model holding `path`'s weights exactly (checked: exporting it again gives the same
-    float16 tensors), the file's metadata and its bytes."""
+    """The model holding `path`'s shared weights exactly (checked: exporting it again gives the
+    same float16 tensors), the file's metadata and its bytes. A task's own tower
+    (localeval/verifier/towers.py) is left out: the run trains the shared weights, and
+    training/task_tower.py gives a task a tower again afterwards."""
     data = path.read_bytes()
-    exported, metadata = read_tensors(data)
+    stored, metadata = read_tensors(data)
+    exported = {name: value for name, value in stored.items() if not name.startswith(TOWER_PREFIX)}
+    if len(exported) < len(stored):
+        print(f"{path}: its task towers are left out; this run trains the shared weights", flush=True)
     model = Verifier(base_names(exported))
     with torch.no_grad():
         model.out.weight.copy_(torch.from_numpy(exported["head.out.weight"].astype(np.float32)))

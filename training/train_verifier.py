@@ -34,6 +34,7 @@ from torch import nn
 from localeval.verifier.encoder import LAYER_NORM_EPS, TASKS
 from localeval.verifier.pairs import pack
 from localeval.verifier.tensors import read_tensors, write_tensors
+from localeval.verifier.towers import PREFIX as TOWER_PREFIX
 from localeval.verifier.wordpiece import WordPiece
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,17 +184,24 @@ def reference_pairs() -> list[tuple[str, str, str, str]]:
 
 def write_reference(exported: dict[str, np.ndarray], base: dict[str, np.ndarray], tokenizer: WordPiece, path: Path) -> None:
     """The training framework's logits for reference_pairs(), computed from the exported
-    (float16) weights in float32: tests/test_verifier.py checks the numpy runtime against them."""
+    (float16) weights in float32: tests/test_verifier.py checks the numpy runtime against them.
+    A task with its own tower (`exported` as localeval.verifier.towers.expand gives it) is
+    computed with the tower's tensors in place of the shared ones."""
     model = Verifier(base)
     state = {"word": "embeddings.word", "position": "embeddings.position", "token_type": "embeddings.token_type", "norm.weight": "embeddings.norm.weight",
              "norm.bias": "embeddings.norm.bias", "dense.weight": "head.dense.weight", "dense.bias": "head.dense.bias", "out.weight": "head.out.weight", "out.bias": "head.out.bias"}
-    weights = {mine: torch.from_numpy(exported[theirs].astype(np.float32)) for mine, theirs in state.items()}
-    weights |= {k: torch.from_numpy(v.astype(np.float32)) for k, v in exported.items() if k.startswith("layers.")}
-    model.load_state_dict(weights)
     pairs = reference_pairs()
-    items = [(pack(tokenizer, a, b, c, MAX_TOKENS[task]), TASKS.index(task), 0) for task, a, b, c in pairs]
-    logits = predict(model, items)
-    rows = [{"task": task, "a": a, "b": b, "c": c, "logit": round(v, 6)} for (task, a, b, c), v in zip(pairs, logits)]
+    logits: dict[int, float] = {}
+    for task in TASKS:
+        own = f"{TOWER_PREFIX}{task}."
+        tensors = {k: v for k, v in exported.items() if not k.startswith(TOWER_PREFIX)} | {k[len(own) :]: v for k, v in exported.items() if k.startswith(own)}
+        weights = {mine: torch.from_numpy(tensors[theirs].astype(np.float32)) for mine, theirs in state.items()}
+        weights |= {k: torch.from_numpy(v.astype(np.float32)) for k, v in tensors.items() if k.startswith("layers.")}
+        model.load_state_dict(weights)
+        chosen = [i for i, pair in enumerate(pairs) if pair[0] == task]
+        items = [(pack(tokenizer, a, b, c, MAX_TOKENS[task]), TASKS.index(task), 0) for _, a, b, c in (pairs[i] for i in chosen)]
+        logits.update(zip(chosen, predict(model, items)))
+    rows = [{"task": task, "a": a, "b": b, "c": c, "logit": round(logits[i], 6)} for i, (task, a, b, c) in enumerate(pairs)]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     print(f"wrote {len(rows)} reference logits -> {path}")
 

@@ -2,8 +2,9 @@
 (statement, evidence) pairs, the main evidence of context_relevance and context_recall.
 
 It is this project's own artefact (training/train_verifier.py trains it; MODEL_CARD.md says on
-what), shipped as package data in one file: float16 weights, the WordPiece vocabulary and its
-calibration, in safetensors format. The file's SHA-256 is checked when it is loaded, so a
+what), shipped as package data in one file: float16 weights (and the relevance task's own tower,
+stored as int8 differences: towers.py), the WordPiece vocabulary and its calibration, in
+safetensors format. The file's SHA-256 is checked when it is loaded, so a
 modified or truncated file is refused instead of giving other scores. It runs in numpy
 (encoder.py): no torch, no model download, nothing read from the network.
 """
@@ -29,7 +30,7 @@ from localeval.verifier.wordpiece import WordPiece
 
 FILE_NAME = "verifier.safetensors"
 # The shipped file's SHA-256: a retrain changes both (training/train_verifier.py prints it).
-SHIPPED_SHA256 = "beb4887ae3248d95eb2632fa7004a4a6bf37ba8bbd10c09a7a0bcdf45cae8504"
+SHIPPED_SHA256 = "2815fa88348d507f35222327e199e5bb3e66b68e964759a38c55c7c18d88e0cf"
 FORMAT = "localeval-verifier"
 BATCH = 32  # pairs per forward pass (sorted by length, so padding stays small)
 MAX_FILE_BYTES = 200 << 20
@@ -56,6 +57,7 @@ class Verifier:
     def __init__(self, path: str, data: bytes) -> None:
         from localeval.verifier.encoder import Encoder
         from localeval.verifier.tensors import TensorFileError, read_tensors
+        from localeval.verifier.towers import expand
 
         try:
             tensors, metadata = read_tensors(data)
@@ -73,7 +75,7 @@ class Verifier:
             }
             if not all(math.isfinite(v) and abs(v) <= 1000 for c in self.calibration.values() for v in (c.scale, c.cut, c.passage_weight)):
                 raise ValueError("calibration numbers out of range")
-            self.encoder = Encoder(tensors, int(metadata["heads"]))
+            self.encoder = Encoder(expand(tensors), int(metadata["heads"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: a verifier file with missing or malformed parts ({exc!r})") from None
         self.path = path
@@ -106,7 +108,7 @@ class Verifier:
         values = [0.0] * len(inputs)
         for start in range(0, len(order), BATCH):
             part = order[start : start + BATCH]
-            for i, row in zip(part, self.encoder.logits([inputs[i] for i in part])):
+            for i, row in zip(part, self.encoder.logits([inputs[i] for i in part], task)):
                 values[i] = float(row[column])
         return values
 

@@ -4,7 +4,8 @@ The architecture is the one training/train_verifier.py trains, written twice on 
 there, numpy here) and checked against each other by tests/test_verifier.py within 1e-3: word
 and position embeddings (token type 0 is folded into them), post-norm transformer layers with
 GELU (tanh form, the one both sides compute), and a head `out(tanh(dense(h_CLS)))` with one
-logit per task. Weights are stored in float16 and computed in float32.
+logit per task. Weights are stored in float16 and computed in float32. A task may read its own
+tower of layers and head over the shared embeddings (towers.py says why).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from localeval.verifier.pairs import TASKS
+from localeval.verifier.towers import PREFIX as TOWER_PREFIX
 
 LAYER_NORM_EPS = 1e-12
 __all__ = ["LAYER_NORM_EPS", "TASKS", "Encoder"]
@@ -53,6 +55,22 @@ def _gelu_erf(x: Array) -> Array:
 
 
 GELU = {"tanh": _gelu, "erf": _gelu_erf}
+HEAD_NAMES = ("head.dense.weight", "head.dense.bias", "head.out.weight", "head.out.bias")
+
+
+def _layers(w: Mapping[str, Array], prefix: str) -> list[dict[str, Array]]:
+    """The layers under `prefix` ("" for the shared ones), in order; a tower may hold only the top
+    ones, so a missing index is an empty dict (the shared layer is used there)."""
+    indices = {int(name[len(prefix) :].split(".")[1]) for name in w if name.startswith(prefix + "layers.")}
+    out: list[dict[str, Array]] = [{} for _ in range(max(indices) + 1)] if indices else []
+    for index in indices:
+        p = f"{prefix}layers.{index}."
+        out[index] = {k[len(p) :]: v for k, v in w.items() if k.startswith(p)}
+    return out
+
+
+def _head(w: Mapping[str, Array], prefix: str) -> tuple[Array, ...] | None:
+    return tuple(w[prefix + n] for n in HEAD_NAMES) if prefix + HEAD_NAMES[0] in w else None
 
 
 class Encoder:
@@ -66,30 +84,38 @@ class Encoder:
         self.word = w["embeddings.word"]
         self.position = w["embeddings.position"] + w["embeddings.token_type"][0]
         self.norm = (w["embeddings.norm.weight"], w["embeddings.norm.bias"])
-        self.layers = []
-        index = 0
-        while f"layers.{index}.qkv.weight" in w:
-            p = f"layers.{index}."
-            self.layers.append({k[len(p):]: v for k, v in w.items() if k.startswith(p)})
-            index += 1
+        self.layers = _layers(w, "")
         self.heads = heads
         self.gelu = GELU[gelu]
-        self.head = (w["head.dense.weight"], w["head.dense.bias"], w["head.out.weight"], w["head.out.bias"]) if "head.dense.weight" in w else None
+        self.head = _head(w, "")
         self.max_tokens = self.position.shape[0]
+        # A task's own tower (towers.py, already expanded to float32): any of the layers' and the
+        # head's tensors, each in place of its shared one for that task alone.
+        self.towers: dict[str, tuple[list[dict[str, Array]], tuple[Array, ...]]] = {}
+        for task in sorted({name.split(".")[1] for name in w if name.startswith(TOWER_PREFIX)}):
+            prefix = f"{TOWER_PREFIX}{task}."
+            own = _layers(w, prefix)
+            if task not in TASKS or len(own) > len(self.layers) or self.head is None:
+                raise ValueError(f"a tower for {task!r} that these weights cannot hold")
+            layers = [{**shared, **(own[i] if i < len(own) else {})} for i, shared in enumerate(self.layers)]
+            head = tuple(w.get(prefix + name, shared) for name, shared in zip(HEAD_NAMES, self.head))
+            self.towers[task] = (layers, head)
 
-    def logits(self, batch: Sequence[Sequence[int]]) -> Array:
-        """One row of task logits per input (inputs of any lengths up to max_tokens; padded here)."""
-        if self.head is None:
+    def logits(self, batch: Sequence[Sequence[int]], task: str | None = None) -> Array:
+        """One row of task logits per input (inputs of any lengths up to max_tokens; padded here),
+        through `task`'s own tower when the weights give it one."""
+        layers, head = self.towers.get(task or "", (self.layers, self.head))
+        if head is None:
             raise ValueError("these weights have no head: read hidden_states instead")
-        x, _ = self.hidden_states(batch)
-        dense_w, dense_b, out_w, out_b = self.head
+        x, _ = self.hidden_states(batch, layers)
+        dense_w, dense_b, out_w, out_b = head
         pooled = np.tanh(x[:, 0] @ dense_w.T + dense_b)
         logits: Array = (pooled @ out_w.T + out_b).astype(np.float32)
         return logits
 
-    def hidden_states(self, batch: Sequence[Sequence[int]]) -> tuple[Array, NDArray[np.bool_]]:
+    def hidden_states(self, batch: Sequence[Sequence[int]], layers: Sequence[Mapping[str, Array]] | None = None) -> tuple[Array, NDArray[np.bool_]]:
         """The last layer's hidden states of each input (padded to the longest) and the mask of
-        its real tokens."""
+        its real tokens; through `layers` (a tower's) instead of the shared layers when given."""
         length = max(len(ids) for ids in batch)
         ids = np.zeros((len(batch), length), dtype=np.int64)
         mask = np.zeros((len(batch), length), dtype=bool)
@@ -98,7 +124,7 @@ class Encoder:
             mask[row, : len(tokens)] = True
         x = _layer_norm(self.word[ids] + self.position[:length], *self.norm)
         bias = np.where(mask, 0.0, -1e9).astype(np.float32)[:, None, None, :]
-        for layer in self.layers:
+        for layer in self.layers if layers is None else layers:
             x = self._layer(x, bias, layer)
         return x, mask
 

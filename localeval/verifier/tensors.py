@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I8": np.int8}
 MAX_HEADER_BYTES = 1 << 20
 
 
@@ -53,7 +53,7 @@ def read_tensors(data: bytes) -> tuple[dict[str, np.ndarray], dict[str, str]]:
 
 
 def write_tensors(tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str]) -> bytes:
-    """The safetensors bytes of `tensors` (float16 or float32), names sorted so the bytes are stable."""
+    """The safetensors bytes of `tensors` (any dtype of DTYPES), names sorted so the bytes are stable."""
     header: dict[str, object] = {"__metadata__": dict(metadata)}
     blobs, offset = [], 0
     for name in sorted(tensors):
