@@ -14,7 +14,9 @@ calibration is stale by construction, so run `recalibrate.py` and `tune_cut.py` 
     python training/average_weights.py --parent PARENT --child training/.cache/cpu_focus/joined/verifier.safetensors \
         --child-weight 0.5 --out training/.cache/wise/af5/joined/verifier.safetensors
 
---parent defaults to the shipped file; a run continued from an earlier shipped file needs that
+--parent defaults to the shipped file, which since 2026-11-27 holds a relevance tower and is
+therefore refused (towers are differences from the shared weights an average would move): average
+the files a tower was built from, then training/task_tower.py. A run continued from an earlier shipped file needs that
 file, from git history (the CPU runs of 2026-11-26 started from e30ecbd9…:
 `git show ee13ec8:localeval/verifier/verifier.safetensors > PARENT`). The child's per-source
 `validation` metadata is copied as it is: it describes the child, not the average.
@@ -30,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from localeval.verifier.tensors import read_tensors, write_tensors
+from localeval.verifier.towers import PREFIX as TOWER_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
@@ -52,6 +55,8 @@ def average(parent: bytes, child: bytes, child_weight: float) -> bytes:
     for key in MUST_AGREE:
         if parent_meta.get(key) != child_meta.get(key):
             raise AverageError(f"metadata {key!r} differs between the two files")
+    if any(name.startswith(TOWER_PREFIX) for name in [*parent_tensors, *child_tensors]):
+        raise AverageError("a file holds a task tower (int8 differences from its shared weights, which an average would move): average the files it was built from, then training/task_tower.py")
     if parent_tensors.keys() != child_tensors.keys():
         raise AverageError("the two files hold different tensor names")
     mixed: dict[str, np.ndarray] = {}

@@ -10,7 +10,9 @@ per output row (`towers.TASK.NAME` and `towers.TASK.NAME.scale` for the shared t
 a fine-tuned copy differs from its parent by about 1% of each weight, so the difference
 quantizes with an error far below float16's on the weights themselves, and the tower costs half
 of a second float16 copy (10.9 MB for six layers and a head). `expand` turns it back into float32 weights when the file is
-loaded; `quantize` writes it (training/task_tower.py).
+loaded; `quantize` writes it (training/task_tower.py). Because a tower is a difference, a tool that
+changes the shared weights must drop the towers or rebuild them, never carry them over: training/
+train_device.py drops them, average_weights.py refuses a file that has them, task_tower.py rebuilds.
 """
 
 from __future__ import annotations
