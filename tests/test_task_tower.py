@@ -94,6 +94,7 @@ def tower_for_no_task(tensors: dict[str, np.ndarray]) -> None:
         (lambda t: t.__setitem__("towers.relevance.head.out.weight", np.zeros((3, 3), dtype=np.int8)), "dtype or shape"),
         (lambda t: t.__setitem__("towers.relevance.embeddings.word", np.zeros((2, 2), dtype=np.int8)), "no shared tensor or scale"),
         (tower_for_no_task, "cannot hold"),
+        (lambda t: t.__setitem__("towers.relevance.head.out.weight.scale", np.full((2, 1), np.nan, dtype=np.float32)), "not a finite number"),
     ],
 )
 def test_a_malformed_tower_is_refused_naming_the_file(towered, break_it, why):

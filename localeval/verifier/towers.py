@@ -44,7 +44,8 @@ def expand(tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The file's tensors with every tower tensor as float32 weights (shared + steps * scale).
 
     Raises ValueError for a tower tensor without its shared tensor or scale, of another shape,
-    or outside the layers and head: the file is input, and a malformed one is refused."""
+    with a scale that is not finite, or outside the layers and head: the file is input, and a
+    malformed one is refused."""
     out = {name: value for name, value in tensors.items() if not name.startswith(PREFIX)}
     for name, steps in tensors.items():
         if not name.startswith(PREFIX) or name.endswith(SCALE):
@@ -57,6 +58,8 @@ def expand(tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         rows = shared.shape[0] if shared.ndim > 1 else 1
         if steps.dtype != np.int8 or steps.shape != shared.shape or scale.shape != (rows, 1):
             raise ValueError(f"tower tensor {name!r}: dtype or shape does not match {shared_name!r}")
+        if not np.isfinite(scale).all():
+            raise ValueError(f"tower tensor {name!r}: a scale that is not a finite number")
         flat = steps.reshape(rows, -1).astype(np.float32) * scale.astype(np.float32)
         out[tower_name(task, shared_name)] = shared.astype(np.float32) + flat.reshape(shared.shape)
     return out
