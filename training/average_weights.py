@@ -39,6 +39,12 @@ SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
 MUST_AGREE = ("format", "base", "base_sha256", "heads", "vocab", "max_tokens", "tasks")
 
 
+def differing_metadata(first: dict[str, str], second: dict[str, str]) -> str | None:
+    """The first MUST_AGREE key on which two verifier files' metadata differ: weights of two files
+    can be mixed only when both are the same architecture over the same base and vocabulary."""
+    return next((key for key in MUST_AGREE if first.get(key) != second.get(key)), None)
+
+
 class AverageError(ValueError):
     """The two files cannot be averaged (different shapes, vocabulary, or training path)."""
 
@@ -52,9 +58,8 @@ def average(parent: bytes, child: bytes, child_weight: float) -> bytes:
     parent_sha = hashlib.sha256(parent).hexdigest()
     if child_meta.get("parent_sha256") != parent_sha:
         raise AverageError(f"the child names parent {child_meta.get('parent_sha256')!r}, not this file ({parent_sha})")
-    for key in MUST_AGREE:
-        if parent_meta.get(key) != child_meta.get(key):
-            raise AverageError(f"metadata {key!r} differs between the two files")
+    if key := differing_metadata(parent_meta, child_meta):
+        raise AverageError(f"metadata {key!r} differs between the two files")
     if any(name.startswith(TOWER_PREFIX) for name in [*parent_tensors, *child_tensors]):
         raise AverageError("a file holds a task tower (int8 differences from its shared weights, which an average would move): average the files it was built from, then training/task_tower.py")
     if parent_tensors.keys() != child_tensors.keys():

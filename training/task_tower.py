@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from average_weights import differing_metadata
 
 from localeval.verifier.pairs import TASKS
 from localeval.verifier.tensors import read_tensors, write_tensors
@@ -27,7 +28,6 @@ from localeval.verifier.towers import PREFIX, SCALE, TOWER_PARTS, expand, quanti
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
-MUST_AGREE = ("format", "base", "base_sha256", "heads", "vocab", "max_tokens", "tasks")
 
 
 def with_tower(shared: bytes, tower: bytes, task: str) -> tuple[bytes, float]:
@@ -36,9 +36,8 @@ def with_tower(shared: bytes, tower: bytes, task: str) -> tuple[bytes, float]:
         raise ValueError(f"--task {task!r} is not one of {', '.join(TASKS)}")
     shared_tensors, shared_meta = read_tensors(shared)
     tower_tensors, tower_meta = read_tensors(tower)
-    for key in MUST_AGREE:
-        if shared_meta.get(key) != tower_meta.get(key):
-            raise ValueError(f"metadata {key!r} differs between the two files")
+    if key := differing_metadata(shared_meta, tower_meta):
+        raise ValueError(f"metadata {key!r} differs between the two files")
     own_prefix = f"{PREFIX}{task}."
     tensors = {name: value for name, value in shared_tensors.items() if not name.startswith(own_prefix)}
     for name, value in tower_tensors.items():
