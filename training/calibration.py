@@ -55,6 +55,20 @@ def evaluate(rows: list[dict[str, Any]], logits: list[float], calibration: dict[
     return figures
 
 
+def mean_auc(validation: dict[str, dict[str, float]], sources: list[str] | None = None) -> float:
+    """The mean over sources of validation AUC (each source counts once, whatever its size), over
+    `sources` when given: the figure train_device.py keeps an epoch by.
+
+    A continue-run on a few sources (--focus) is kept by those sources: the others it does not
+    train can only drift, and in a mean over every source their drift outvoted the focus (issue 48:
+    a relevance-only run's mean over all sources fell 0.802 -> 0.762 while its HotpotQA decision
+    rose). A focus source with no validation row is skipped; with none at all the mean is over every
+    source, as before."""
+    chosen = [name for name in (sources or []) if name in validation]
+    values = [validation[name]["auc"] for name in chosen or validation if math.isfinite(validation[name]["auc"])]
+    return round(float(np.mean(values)), 4) if values else 0.0
+
+
 def _loss(x: np.ndarray, y: np.ndarray, w: np.ndarray, a: float, b: float, l2: float) -> float:
     """Weighted mean log-loss of sigmoid(a * x + b), stable for any a (logaddexp), plus l2 * a^2."""
     z = a * x + b
@@ -107,12 +121,17 @@ def quality(pairs: list[tuple[float, int]], task: str, cut: float) -> float:
     return tp / positives / 2 + (len(pairs) - positives - fp) / (len(pairs) - positives) / 2
 
 
-def calibrate(rows: list[dict[str, Any]], logits: list[float]) -> dict[str, dict[str, float]]:
+def calibrate(rows: list[dict[str, Any]], logits: list[float], tasks: tuple[str, ...] = TASKS) -> dict[str, dict[str, float]]:
     """Per task, the cut on validation rows: best F1 for relevance (few sentences are required), best
-    balanced accuracy for attribution; and the logistic slope (localeval.verifier's TaskCalibration)."""
+    balanced accuracy for attribution; and the logistic slope (localeval.verifier's TaskCalibration).
+
+    `tasks` names the tasks to fit (recalibrate.py --task refits one and leaves the other's as it is);
+    each needs rows."""
     out = {}
-    for task in TASKS:
+    for task in tasks:
         pairs = [(v, int(r["label"])) for r, v in zip(rows, logits) if r["task"] == task]
+        if not pairs:
+            raise ValueError(f"no validation rows of task {task!r} to fit its cut on")
         cut = max(sorted({round(v, 2) for v, _ in pairs}), key=lambda c: quality(pairs, task, c))
         slope = logistic_slope([v for v, _ in pairs], [y for _, y in pairs])
         out[task] = {"scale": round(slope, 4), "cut": round(cut, 4), "validation_quality": round(quality(pairs, task, cut), 4)}

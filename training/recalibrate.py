@@ -7,6 +7,10 @@ with localeval's own numpy encoder (the logits users get), refits with calibrati
 and writes a copy of the file with the new calibration and nothing else changed (the weights'
 bytes are copied as they are). It never writes over the input, and never reads the sealed split.
 
+`--task relevance` refits one task and copies the other's calibration as it is: a relevance tower
+(towers.py) changes what the relevance logits are, and refitting every task would move the
+statements' probabilities, which read weights the tower did not touch.
+
     python training/recalibrate.py --file ../shared/verifier-gpu/verifier.safetensors \
         --rows training/.cache/split/rows.jsonl --out training/.cache/recalibrated/verifier.safetensors
 """
@@ -26,6 +30,7 @@ from calibration import MAX_SCALE, MIN_SCALE, calibrate, evaluate
 from splits import refuse_sealed
 
 from localeval.verifier import Verifier
+from localeval.verifier.pairs import TASKS
 from localeval.verifier.tensors import read_tensors, write_tensors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +49,7 @@ def loadable(data: bytes) -> bytes:
 def validation_logits(verifier: Verifier, rows: list[dict[str, Any]]) -> list[float]:
     """Each row's logit for its own task, as the runtime computes it."""
     logits = [0.0] * len(rows)
-    for task in ("relevance", "attribution"):
+    for task in TASKS:
         chosen = [i for i, r in enumerate(rows) if r["task"] == task]
         for i, value in zip(chosen, verifier.logits(task, [(rows[i]["a"], rows[i]["b"], rows[i]["c"]) for i in chosen])):
             logits[i] = value
@@ -71,12 +76,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="where the recalibrated copy goes")
     parser.add_argument("--per-source", type=int, default=0, help="at most this many validation rows per source, seeded (0: all; the CPU's forward pass is the cost)")
     parser.add_argument("--logits", type=Path, help="a JSON cache of the validation logits (written when absent, read when present)")
+    parser.add_argument("--task", choices=TASKS, action="append", help="refit this task only (repeatable; default: every task); the others keep their calibration")
     args = parser.parse_args()
     refuse_sealed(args.rows)
     if args.out.resolve() == args.file.resolve():
         parser.error("--out must differ from --file")
     data = args.file.read_bytes()
-    rows = [r for r in map(json.loads, args.rows.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation"]
+    tasks = tuple(t for t in TASKS if t in (args.task or TASKS))
+    rows = [r for r in map(json.loads, args.rows.read_text(encoding="utf-8").splitlines()) if r["split"] == "validation" and r["task"] in tasks]
     if args.per_source:
         rows = capped(rows, args.per_source)
     verifier = Verifier(str(args.file), loadable(data))
@@ -92,11 +99,16 @@ def main() -> None:
         if args.logits:
             args.logits.parent.mkdir(parents=True, exist_ok=True)
             args.logits.write_text(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "logits": logits}), encoding="utf-8")
-    fitted = calibrate(rows, logits)
+    try:
+        fitted = calibrate(rows, logits, tasks)
+    except ValueError as error:
+        parser.error(f"{args.rows}: {error}")
     tensors, metadata = read_tensors(data)
-    calibration = {task: {**values, "fitted_on": f"{sum(r['task'] == task for r in rows)} validation rows{f' (at most {args.per_source} a source)' if args.per_source else ''}, numpy runtime logits (training/recalibrate.py)"}
-                   for task, values in fitted.items()}
-    written = write_tensors(tensors, {**metadata, "calibration": json.dumps(calibration), "validation": json.dumps(evaluate(rows, logits, fitted))})
+    calibration = json.loads(metadata["calibration"])
+    calibration.update({task: {**values, "fitted_on": f"{sum(r['task'] == task for r in rows)} validation rows{f' (at most {args.per_source} a source)' if args.per_source else ''}, numpy runtime logits (training/recalibrate.py)"}
+                        for task, values in fitted.items()})
+    validation = {**json.loads(metadata.get("validation", "{}")), **evaluate(rows, logits, fitted)}  # a source belongs to one task
+    written = write_tensors(tensors, {**metadata, "calibration": json.dumps(calibration), "validation": json.dumps(validation)})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(written)
     Verifier(str(args.out), written)  # the runtime loads what was written

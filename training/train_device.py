@@ -43,7 +43,7 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # the device machine has no installed localeval: this checkout's, beside the script
-from calibration import calibrate, evaluate  # noqa: E402
+from calibration import calibrate, evaluate, mean_auc  # noqa: E402
 from replay import continue_rows, selection_id  # noqa: E402
 from splits import refuse_sealed  # noqa: E402
 from train_verifier import SEED, Verifier  # noqa: E402
@@ -158,12 +158,6 @@ def figures(model: Verifier, packed: Packed, rows: np.ndarray, device: torch.dev
     return {"calibration": calibration, "validation": evaluate(described, logits, calibration)}
 
 
-def validation_score(seen: dict[str, Any]) -> float:
-    """The mean over sources of validation AUC (each source counts once, whatever its size)."""
-    values = [f["auc"] for f in seen["validation"].values() if math.isfinite(f["auc"])]
-    return round(float(np.mean(values)), 4) if values else 0.0
-
-
 def write_parts(data: bytes, out: Path, part_bytes: int) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     parts = []
@@ -266,10 +260,11 @@ def main() -> None:
 
     def keep(at: int, seen: dict[str, Any]) -> None:
         """Remember the weights at the end of an epoch (and at the end) when their validation
-        score is the best so far: a second epoch has helped and has hurt before."""
-        score = validation_score(seen)
-        log.setdefault("epochs_seen", []).append({"step": at, "score": score})
-        print(f"validation score at step {at}: {score:.4f}", flush=True)
+        score is the best so far: a second epoch has helped and has hurt before. The score is the
+        mean AUC of the --focus sources for a continue-run, of every source otherwise (mean_auc)."""
+        score, every = mean_auc(seen["validation"], focus), mean_auc(seen["validation"])
+        log.setdefault("epochs_seen", []).append({"step": at, "score": score, "every_source": every})
+        print(f"validation score at step {at}: {score:.4f}{f' (every source: {every:.4f})' if focus else ''}", flush=True)
         if score > best["score"]:
             best.update(score=score, step=at, figures=seen, state={k: v.detach().clone() for k, v in model.state_dict().items()})
 
@@ -320,8 +315,8 @@ def main() -> None:
     log["kept_step"] = best["step"]
     log["validation_before"], log["validation_after"] = before, after
     if before is not None:
-        log["start_score"], log["kept_score"] = validation_score(before), best["score"]
-        log["beats_start_on_validation"] = best["score"] > validation_score(before)
+        log["start_score"], log["kept_score"] = mean_auc(before["validation"], focus), best["score"]
+        log["beats_start_on_validation"] = best["score"] > log["start_score"]
     model.cpu()
     new_metadata = dict(metadata)
     new_metadata.update({
