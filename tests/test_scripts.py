@@ -181,6 +181,7 @@ def test_a_continue_run_is_kept_by_its_focus_sources(calibration):
     assert calibration.mean_auc(validation, ["hotpotqa", "squad"]) == pytest.approx(0.8)
     assert calibration.mean_auc(validation, ["hotpotqa", "selqa_window"]) == pytest.approx(0.9)  # no validation rows: skipped
     assert calibration.mean_auc(validation, ["selqa_window"]) == pytest.approx(0.6)  # none at all: every source
+    assert calibration.mean_auc(validation, ["esnli"]) == pytest.approx(0.6)  # rows of one label: no AUC, so every source
     assert calibration.mean_auc({}) == 0.0
 
 

@@ -111,3 +111,27 @@ def test_files_of_another_base_or_task_are_refused(shipped, other_run):
         task_tower.with_tower(shipped, write_tensors(tensors, {**metadata, "vocab": "[PAD]"}), "relevance")
     with pytest.raises(ValueError, match="not one of"):
         task_tower.with_tower(shipped, other_run, "summary")
+
+
+def test_an_epoch_tower_is_small_and_builds_the_same_file_as_the_whole_run(shipped, other_run, towered):
+    """train_device.py --epoch-towers returns one task's tower per epoch (a device gives back at most
+    8 files of 16 MiB); put back into the file the run started from, it is the tower the whole run gives."""
+    epoch = task_tower.epoch_tower(shipped, other_run, "relevance", 120)
+    tensors, metadata = read_tensors(epoch)
+    assert all(name.startswith("towers.relevance.") for name in tensors) and len(epoch) < 12 * 2**20
+    assert metadata["tower_of"] == "relevance" and metadata["step"] == "120"
+    rebuilt, error = task_tower.with_tower(shipped, epoch, "relevance")
+    assert 0 < error < 1e-3
+    rebuilt_tensors, rebuilt_meta = read_tensors(rebuilt)
+    towered_tensors, towered_meta = read_tensors(towered)
+    assert rebuilt_tensors.keys() == towered_tensors.keys() and all(np.array_equal(rebuilt_tensors[k], towered_tensors[k]) for k in towered_tensors)
+    assert json.loads(rebuilt_meta["calibration"]) == json.loads(towered_meta["calibration"])
+    assert Verifier("rebuilt", rebuilt).logits("relevance", PAIRS) == Verifier("towered", towered).logits("relevance", PAIRS)
+
+
+def test_an_epoch_tower_goes_only_into_its_own_start_file_and_task(shipped, other_run, towered):
+    epoch = task_tower.epoch_tower(shipped, other_run, "relevance", 120)
+    with pytest.raises(ValueError, match="not from this --shared file"):
+        task_tower.with_tower(towered, epoch, "relevance")
+    with pytest.raises(ValueError, match="a tower for relevance, not for attribution"):
+        task_tower.with_tower(shipped, epoch, "attribution")

@@ -62,10 +62,10 @@ def mean_auc(validation: dict[str, dict[str, float]], sources: list[str] | None 
     A continue-run on a few sources (--focus) is kept by those sources: the others it does not
     train can only drift, and in a mean over every source their drift outvoted the focus (issue 48:
     a relevance-only run's mean over all sources fell 0.802 -> 0.762 while its HotpotQA decision
-    rose). A focus source with no validation row is skipped; with none at all the mean is over every
-    source, as before."""
-    chosen = [name for name in (sources or []) if name in validation]
-    values = [validation[name]["auc"] for name in chosen or validation if math.isfinite(validation[name]["auc"])]
+    rose). A focus source without an AUC (no validation row, or rows of one label) is skipped; with
+    none left the mean is over every source, as before."""
+    finite = {name: figures["auc"] for name, figures in validation.items() if math.isfinite(figures["auc"])}
+    values = [finite[name] for name in (sources or []) if name in finite] or list(finite.values())
     return round(float(np.mean(values)), 4) if values else 0.0
 
 

@@ -8,6 +8,10 @@ the shared file's embeddings. The other task's weights and calibration are the s
 byte for byte; `--task`'s calibration is the tower file's, which is stale for the new embeddings:
 run `recalibrate.py --task` and `tune_cut.py --relevance-only` on the output next.
 
+`--tower` may also be one epoch's tower that `train_device.py --epoch-towers` wrote (the task's
+int8 differences and nothing else, so that a device returns one small file per epoch): it is
+put into the `--shared` file it was taken from (its `parent_sha256`) as it is.
+
     python training/task_tower.py --tower training/.cache/gpu2/r2/candidate/verifier.safetensors \
         --out training/.cache/tower/verifier.safetensors
 """
@@ -20,7 +24,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from average_weights import differing_metadata
+from average_weights import MUST_AGREE, differing_metadata
 
 from localeval.verifier.pairs import TASKS
 from localeval.verifier.tensors import read_tensors, write_tensors
@@ -40,6 +44,8 @@ def with_tower(shared: bytes, tower: bytes, task: str) -> tuple[bytes, float]:
         raise ValueError(f"metadata {key!r} differs between the two files")
     own_prefix = f"{PREFIX}{task}."
     tensors = {name: value for name, value in shared_tensors.items() if not name.startswith(own_prefix)}
+    if "tower_of" in tower_meta:
+        return _with_epoch_tower(shared, tensors, shared_meta, tower_tensors, tower_meta, task)
     for name, value in tower_tensors.items():
         if not name.startswith(TOWER_PARTS):
             continue
@@ -55,6 +61,40 @@ def with_tower(shared: bytes, tower: bytes, task: str) -> tuple[bytes, float]:
     calibration[task] = json.loads(tower_meta["calibration"])[task]
     training = json.loads(shared_meta.get("training", "{}"))
     training.setdefault("towers", {})[task] = {"from": hashlib.sha256(tower).hexdigest(), "stored": "int8 difference from the shared tensor, one float32 scale per row", "largest_weight_error": round(error, 8)}
+    return write_tensors(tensors, {**shared_meta, "calibration": json.dumps(calibration), "training": json.dumps(training)}), error
+
+
+def epoch_tower(start: bytes, run: bytes, task: str, step: int) -> bytes:
+    """`task`'s tower alone, from `run` (a run continued from the file `start`): its int8
+    differences from `start`'s shared weights and the run's calibration of the task, about 11 MB
+    for six layers and a head, where the whole file is 57 MB. What train_device.py --epoch-towers
+    writes at each epoch; `with_tower` puts it back into `start`."""
+    spliced, error = with_tower(start, run, task)
+    tensors, metadata = read_tensors(spliced)
+    run_meta = read_tensors(run)[1]
+    own = {name: value for name, value in tensors.items() if name.startswith(f"{PREFIX}{task}.")}
+    return write_tensors(own, {**{k: metadata[k] for k in MUST_AGREE if k in metadata}, "tower_of": task, "step": str(step), "parent_sha256": hashlib.sha256(start).hexdigest(),
+                               "calibration": run_meta["calibration"], "validation": run_meta.get("validation", "{}"), "largest_weight_error": repr(error)})
+
+
+def _with_epoch_tower(shared: bytes, tensors: dict[str, np.ndarray], shared_meta: dict[str, str], tower_tensors: dict[str, np.ndarray], tower_meta: dict[str, str],
+                      task: str) -> tuple[bytes, float]:
+    """The shared file with an epoch tower (`epoch_tower`) as the task's: only into the file it was
+    taken from, since its int8 steps are differences from that file's shared weights."""
+    if tower_meta["tower_of"] != task:
+        raise ValueError(f"a tower for {tower_meta['tower_of']}, not for {task}")
+    if tower_meta.get("parent_sha256") != hashlib.sha256(shared).hexdigest():
+        raise ValueError(f"the tower is a difference from the file {str(tower_meta.get('parent_sha256'))[:12]}..., not from this --shared file")
+    if any(not name.startswith(f"{PREFIX}{task}.") for name in tower_tensors):
+        raise ValueError("an epoch tower holds only its task's tower tensors")
+    tensors.update(tower_tensors)
+    expand(tensors)  # refuses a malformed tower here, not when the file is first used
+    error = float(tower_meta["largest_weight_error"])
+    calibration = json.loads(shared_meta["calibration"])
+    calibration[task] = json.loads(tower_meta["calibration"])[task]
+    training = json.loads(shared_meta.get("training", "{}"))
+    training.setdefault("towers", {})[task] = {"from": f"step {tower_meta['step']} of a run from {tower_meta['parent_sha256']} (train_device.py --epoch-towers)",
+                                               "stored": "int8 difference from the shared tensor, one float32 scale per row", "largest_weight_error": round(error, 8)}
     return write_tensors(tensors, {**shared_meta, "calibration": json.dumps(calibration), "training": json.dumps(training)}), error
 
 

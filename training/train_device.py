@@ -15,6 +15,11 @@ slope on them (calibration.calibrate) and writes to --out:
 - train_log.json: the settings, the loss curve, and per source the validation figures of the
   starting and the new weights.
 
+With --epoch-towers TASK it writes instead, at the end of every epoch, TASK's tower of the weights
+as they are then (task_tower.epoch_tower: int8 differences from --start's shared weights, about
+11 MB): a relevance-only run's epochs are then judged on whole samples on the CPU (task_tower.py,
+recalibrate.py --task, tune_cut.py), not by pair AUC, which is how the kept epoch is chosen here.
+
 On a device (torch installed there, no network; carry training/.cache/packed):
 
     python training/train_device.py --out $OUT
@@ -46,6 +51,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # the device machine has no 
 from calibration import calibrate, evaluate, mean_auc  # noqa: E402
 from replay import continue_rows, selection_id  # noqa: E402
 from splits import refuse_sealed  # noqa: E402
+from task_tower import epoch_tower  # noqa: E402
 from train_verifier import SEED, Verifier  # noqa: E402
 
 from localeval.verifier.pairs import TASKS  # noqa: E402
@@ -189,7 +195,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     parser.add_argument("--focus", default="", help="comma-separated sources: train on their rows plus a --replay sample of the others (replay.py)")
     parser.add_argument("--replay", type=float, default=1.0, help="with --focus: rows of the other sources per focus row")
+    parser.add_argument("--epoch-towers", choices=TASKS, help="write this task's tower at the end of every epoch (TASK_tower_stepNNNNNN.safetensors) instead of the kept weights' parts")
     args = parser.parse_args()
+    if args.epoch_towers and math.ceil(args.epochs) > 7:
+        parser.error("--epoch-towers: at most 7 epochs (a tower a file, with the log at most 8 files come back from a device)")
     for path in (args.packed, args.start, args.out, args.work):
         refuse_sealed(path)
     started = time.perf_counter()
@@ -267,6 +276,13 @@ def main() -> None:
         print(f"validation score at step {at}: {score:.4f}{f' (every source: {every:.4f})' if focus else ''}", flush=True)
         if score > best["score"]:
             best.update(score=score, step=at, figures=seen, state={k: v.detach().clone() for k, v in model.state_dict().items()})
+        if args.epoch_towers:
+            run = write_tensors(model.export(), {**metadata, "calibration": json.dumps(seen["calibration"]), "validation": json.dumps(seen["validation"])})
+            tower = epoch_tower(start_bytes, run, args.epoch_towers, at)
+            name = f"{args.epoch_towers}_tower_step{at:06d}.safetensors"
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / name).write_bytes(tower)
+            log.setdefault("towers", []).append({"step": at, "file": name, "bytes": len(tower), "sha256": hashlib.sha256(tower).hexdigest()})
 
     model.train()
     budget = args.minutes * 60
@@ -295,7 +311,7 @@ def main() -> None:
                 schedule["total"] = total = max(fitting, index + 1)
                 schedule["warmup"] = min(schedule["warmup"], max(1, total // 10))
                 print(f"the budget allows {total} steps: the schedule now ends there", flush=True)
-        if index % epoch_steps == 0 and index < total:
+        if index % epoch_steps == 0 and total - index > epoch_steps // 2:  # an epoch ending near the last step is scored there, once
             keep(index, figures(model, packed, validation, device, autocast))
         if index % 50 == 0 or index == total:
             log["loss"].append([index, round(running, 4)])
@@ -318,18 +334,18 @@ def main() -> None:
         log["start_score"], log["kept_score"] = mean_auc(before["validation"], focus), best["score"]
         log["beats_start_on_validation"] = best["score"] > log["start_score"]
     model.cpu()
-    new_metadata = dict(metadata)
-    new_metadata.update({
-        "parent_sha256": start_sha, "rows_sha256": packed.rows_sha256, "validation": json.dumps(after["validation"]), "calibration": json.dumps(after["calibration"]),
-        "training": json.dumps({"rows": len(train), "focus": focus, "replay": args.replay if focus else None, "steps": best["step"], "batch": args.batch, "lr": args.lr, "seed": SEED, "start": "shipped verifier", "device": log["device"]}),
-    })
-    data = write_tensors(model.export(), new_metadata)
-    log["weights"] = write_parts(data, args.out, int(args.part_mib * 2**20))
+    if args.epoch_towers:
+        print(f"wrote {len(log['towers'])} {args.epoch_towers} towers (steps {', '.join(str(t['step']) for t in log['towers'])}; kept by validation: {best['step']}) -> {args.out}")
+    else:
+        new_metadata = {**metadata, "parent_sha256": start_sha, "rows_sha256": packed.rows_sha256, "validation": json.dumps(after["validation"]), "calibration": json.dumps(after["calibration"]),
+                        "training": json.dumps({"rows": len(train), "focus": focus, "replay": args.replay if focus else None, "steps": best["step"], "batch": args.batch, "lr": args.lr,
+                                                "seed": SEED, "start": "shipped verifier", "device": log["device"]})}
+        log["weights"] = write_parts(write_tensors(model.export(), new_metadata), args.out, int(args.part_mib * 2**20))
+        print(f"wrote {len(log['weights']['parts'])} parts, SHA-256 {log['weights']['sha256']} -> {args.out}")
     log["seconds"] = round(time.perf_counter() - started, 1)
     (args.out / "train_log.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: log.get(k) for k in ("steps", "kept_step", "train_seconds", "seconds", "start_score", "kept_score", "beats_start_on_validation",
                                               "epochs_seen", "validation_before", "validation_after")}, indent=1))
-    print(f"wrote {len(log['weights']['parts'])} parts, SHA-256 {log['weights']['sha256']} -> {args.out}")
     if not math.isfinite(running):
         raise SystemExit("the loss is not finite: do not use these weights")
 

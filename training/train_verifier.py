@@ -113,7 +113,7 @@ class Verifier(nn.Module):
         for i, layer in enumerate(self.layers):
             for name, value in layer.state_dict().items():
                 out[f"layers.{i}.{name}"] = value
-        return {k: v.detach().float().numpy().astype(np.float16) for k, v in out.items()}
+        return {k: v.detach().float().cpu().numpy().astype(np.float16) for k, v in out.items()}  # cpu(): an epoch's tower is exported mid-run on a GPU
 
 
 def encode_rows(rows: list[dict[str, Any]], tokenizer: WordPiece) -> list[tuple[list[int], int, int]]:
