@@ -135,3 +135,17 @@ def test_an_epoch_tower_goes_only_into_its_own_start_file_and_task(shipped, othe
         task_tower.with_tower(towered, epoch, "relevance")
     with pytest.raises(ValueError, match="a tower for relevance, not for attribution"):
         task_tower.with_tower(shipped, epoch, "attribution")
+
+
+def test_a_run_started_from_the_tower_returns_it_unchanged_before_any_step(shipped):
+    """train_device.py --start-tower relevance trains the relevance tower, not the statements'
+    weights; with no step taken, its epoch tower rebuilds the shipped file's relevance verdicts."""
+    pytest.importorskip("torch")
+    import train_device
+
+    model, metadata, start = train_device.load_start(shipped_path(), "relevance")
+    assert start == shipped
+    epoch = task_tower.epoch_tower(shipped, write_tensors(model.export(), metadata), "relevance", 0)
+    rebuilt = Verifier("rebuilt", task_tower.with_tower(shipped, epoch, "relevance")[0])
+    assert rebuilt.logits("relevance", PAIRS) == pytest.approx(Verifier("shipped", shipped).logits("relevance", PAIRS), abs=1e-4)
+    assert rebuilt.logits("attribution", PAIRS) == Verifier("shipped", shipped).logits("attribution", PAIRS)

@@ -57,6 +57,7 @@ from train_verifier import SEED, Verifier  # noqa: E402
 from localeval.verifier.pairs import TASKS  # noqa: E402
 from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
 from localeval.verifier.towers import PREFIX as TOWER_PREFIX  # noqa: E402
+from localeval.verifier.towers import expand  # noqa: E402
 
 SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
 LAYER_NAMES = {"attention_out": "attention.output.dense", "attention_norm": "attention.output.LayerNorm", "up": "intermediate.dense", "down": "output.dense",
@@ -80,15 +81,23 @@ def base_names(exported: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-def load_start(path: Path) -> tuple[Verifier, dict[str, str], bytes]:
+def load_start(path: Path, tower: str | None = None) -> tuple[Verifier, dict[str, str], bytes]:
     """The model holding `path`'s shared weights exactly (checked: exporting it again gives the
     same float16 tensors), the file's metadata and its bytes. A task's own tower
     (localeval/verifier/towers.py) is left out: the run trains the shared weights, and
-    training/task_tower.py gives a task a tower again afterwards."""
+    training/task_tower.py gives a task a tower again afterwards. With `tower`, the run starts
+    from that task's tower instead (its layers and head, in float16, over the shared embeddings):
+    a relevance run continues the relevance weights, not the statements'."""
     data = path.read_bytes()
     stored, metadata = read_tensors(data)
     exported = {name: value for name, value in stored.items() if not name.startswith(TOWER_PREFIX)}
-    if len(exported) < len(stored):
+    if tower:
+        own = {name[len(f"{TOWER_PREFIX}{tower}.") :]: value for name, value in expand(stored).items() if name.startswith(f"{TOWER_PREFIX}{tower}.")}
+        if not own:
+            raise SystemExit(f"{path}: no {tower} tower to start from")
+        exported.update({name: value.astype(np.float16) for name, value in own.items()})
+        print(f"{path}: starting from its {tower} tower ({len(own)} tensors)", flush=True)
+    elif len(exported) < len(stored):
         print(f"{path}: its task towers are left out; this run trains the shared weights", flush=True)
     model = Verifier(base_names(exported))
     with torch.no_grad():
@@ -195,6 +204,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     parser.add_argument("--focus", default="", help="comma-separated sources: train on their rows plus a --replay sample of the others (replay.py)")
     parser.add_argument("--replay", type=float, default=1.0, help="with --focus: rows of the other sources per focus row")
+    parser.add_argument("--start-tower", choices=TASKS, help="start from this task's tower of --start (its layers and head) instead of the shared weights")
     parser.add_argument("--epoch-towers", choices=TASKS, help="write this task's tower at the end of every epoch (TASK_tower_stepNNNNNN.safetensors) instead of the kept weights' parts")
     args = parser.parse_args()
     if args.epoch_towers and math.ceil(args.epochs) > 7:
@@ -210,7 +220,7 @@ def main() -> None:
     if args.minutes is None:
         args.minutes = 6.0 if autocast else math.inf
     packed = Packed(args.packed)
-    model, metadata, start_bytes = load_start(args.start)
+    model, metadata, start_bytes = load_start(args.start, args.start_tower)
     start_sha = hashlib.sha256(start_bytes).hexdigest()
     if packed.tasks != TASKS or packed.max_tokens != [json.loads(metadata["max_tokens"])[t] for t in TASKS]:
         raise SystemExit(f"{args.packed}: packed for tasks {packed.tasks} and budgets {packed.max_tokens}, not this verifier's")
