@@ -173,9 +173,9 @@ def test_the_runtime_loads_what_the_fit_writes(calibration, tmp_path):
     assert loaded.calibration["relevance"].scale == fitted["relevance"]["scale"]
 
 
-def test_a_continue_run_is_kept_by_its_focus_sources(calibration):
-    """train_device.py keeps the epoch with the best mean_auc: over the --focus sources when they
-    have validation rows, so the drift of sources a run does not train cannot outvote it."""
+def test_the_mean_auc_over_every_source_or_a_continue_runs_focus(calibration):
+    """train_device.py keeps the epoch with the best mean_auc over every source and logs the --focus
+    sources' beside it; a focus source without an AUC does not count."""
     validation = {"hotpotqa": {"auc": 0.9}, "squad": {"auc": 0.7}, "fever": {"auc": 0.2}, "esnli": {"auc": float("nan")}}
     assert calibration.mean_auc(validation) == pytest.approx(0.6)
     assert calibration.mean_auc(validation, ["hotpotqa", "squad"]) == pytest.approx(0.8)

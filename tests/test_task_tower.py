@@ -14,6 +14,7 @@ import pytest
 from localeval.errors import ConfigError
 from localeval.verifier import Verifier, shipped_path
 from localeval.verifier.tensors import read_tensors, write_tensors
+from localeval.verifier.towers import expand
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
 
@@ -149,3 +150,20 @@ def test_a_run_started_from_the_tower_returns_it_unchanged_before_any_step(shipp
     rebuilt = Verifier("rebuilt", task_tower.with_tower(shipped, epoch, "relevance")[0])
     assert rebuilt.logits("relevance", PAIRS) == pytest.approx(Verifier("shipped", shipped).logits("relevance", PAIRS), abs=1e-4)
     assert rebuilt.logits("attribution", PAIRS) == Verifier("shipped", shipped).logits("attribution", PAIRS)
+
+
+def test_a_blend_averages_the_new_tower_with_the_files_own(shipped, towered):
+    """task_tower.py --blend W: (1 - W) x the shared file's tower + W x the new one (WiSE-FT of a tower);
+    W = 0 gives back the shared file's tower, and the other task is untouched."""
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        task_tower.blend_towers(shipped, towered, "relevance", 1.5)
+    half, error = task_tower.blend_towers(shipped, towered, "relevance", 0.5)
+    assert error < 1e-3  # the int8 storage's, as for the towered file
+    old, new, mixed = (expand(read_tensors(data)[0]) for data in (shipped, towered, half))
+    name = "towers.relevance.layers.5.up.weight"
+    assert np.abs(mixed[name] - (old[name] + new[name]) / 2).max() <= error
+    none = Verifier("none", task_tower.blend_towers(shipped, towered, "relevance", 0.0)[0])
+    assert none.logits("relevance", PAIRS) == pytest.approx(Verifier("shipped", shipped).logits("relevance", PAIRS), abs=1e-4)
+    assert Verifier("half", half).logits("attribution", PAIRS) == Verifier("shipped", shipped).logits("attribution", PAIRS)
+    with pytest.raises(ValueError, match="same shared weights"):
+        task_tower.blend_towers(shipped, write_tensors(read_tensors(shipped)[0] | {"head.out.bias": np.zeros(2, dtype=np.float16)}, read_tensors(shipped)[1]), "relevance", 0.5)

@@ -57,13 +57,11 @@ def evaluate(rows: list[dict[str, Any]], logits: list[float], calibration: dict[
 
 def mean_auc(validation: dict[str, dict[str, float]], sources: list[str] | None = None) -> float:
     """The mean over sources of validation AUC (each source counts once, whatever its size), over
-    `sources` when given: the figure train_device.py keeps an epoch by.
-
-    A continue-run on a few sources (--focus) is kept by those sources: the others it does not
-    train can only drift, and in a mean over every source their drift outvoted the focus (issue 48:
-    a relevance-only run's mean over all sources fell 0.802 -> 0.762 while its HotpotQA decision
-    rose). A focus source without an AUC (no validation row, or rows of one label) is skipped; with
-    none left the mean is over every source, as before."""
+    `sources` when given. train_device.py keeps an epoch by the mean over every source and logs a
+    continue-run's --focus sources' mean beside it: on a relevance-only run the two disagreed about
+    which epoch was better, and the whole-sample figure sided with every source's (issue 48). A
+    focus source without an AUC (no validation row, or rows of one label) is skipped; with none
+    left the mean is over every source."""
     finite = {name: figures["auc"] for name, figures in validation.items() if math.isfinite(figures["auc"])}
     values = [finite[name] for name in (sources or []) if name in finite] or list(finite.values())
     return round(float(np.mean(values)), 4) if values else 0.0

@@ -12,6 +12,10 @@ run `recalibrate.py --task` and `tune_cut.py --relevance-only` on the output nex
 int8 differences and nothing else, so that a device returns one small file per epoch): it is
 put into the `--shared` file it was taken from (its `parent_sha256`) as it is.
 
+`--blend W` takes a weight-space average instead (as average_weights.py does for whole files,
+WiSE-FT): the task's tower becomes (1 - W) x the `--shared` file's own tower of the task + W x the
+new one, for a run whose gain on one shape cost another.
+
     python training/task_tower.py --tower training/.cache/gpu2/r2/candidate/verifier.safetensors \
         --out training/.cache/tower/verifier.safetensors
 """
@@ -98,17 +102,47 @@ def _with_epoch_tower(shared: bytes, tensors: dict[str, np.ndarray], shared_meta
     return write_tensors(tensors, {**shared_meta, "calibration": json.dumps(calibration), "training": json.dumps(training)}), error
 
 
+def blend_towers(before: bytes, after: bytes, task: str, weight: float) -> tuple[bytes, float]:
+    """`after` (from `with_tower`) with `task`'s tower replaced by (1 - weight) x `before`'s tower of
+    the task (its shared weights where it has none) + weight x `after`'s, and the largest weight
+    error of its int8 storage. Both files must hold the same shared weights."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"--blend {weight}: a weight between 0 and 1")
+    before_tensors, after_tensors = read_tensors(before)[0], read_tensors(after)[0]
+    shared = {name: value for name, value in after_tensors.items() if not name.startswith(PREFIX)}
+    if shared.keys() != {n for n in before_tensors if not n.startswith(PREFIX)} or any(not np.array_equal(before_tensors[n], v) for n, v in shared.items()):
+        raise ValueError("the two files do not hold the same shared weights")
+    old, new = expand(before_tensors), expand(after_tensors)
+    tensors = {name: value for name, value in after_tensors.items() if not name.startswith(f"{PREFIX}{task}.")}
+    error = 0.0
+    for name in (n for n in shared if n.startswith(TOWER_PARTS)):
+        mixed = (1 - weight) * old.get(tower_name(task, name), shared[name].astype(np.float32)) + weight * new.get(tower_name(task, name), shared[name].astype(np.float32))
+        if not np.array_equal(mixed, shared[name].astype(np.float32)):
+            steps, scale = quantize(shared[name], mixed)
+            own, own_scale = tower_name(task, name), tower_name(task, name) + SCALE
+            tensors[own], tensors[own_scale] = steps, scale
+            error = max(error, float(np.abs(expand({name: shared[name], own: steps, own_scale: scale})[own] - mixed).max()))
+    metadata = read_tensors(after)[1]
+    training = json.loads(metadata.get("training", "{}"))
+    training.setdefault("towers", {}).setdefault(task, {})["blend"] = f"{1 - weight:g} x the tower of {hashlib.sha256(before).hexdigest()} + {weight:g} x this one"
+    return write_tensors(tensors, {**metadata, "training": json.dumps(training)}), error
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=SHIPPED, help="the file whose embeddings, other task and metadata are kept")
     parser.add_argument("--tower", type=Path, required=True, help="the run whose layers and head become the task's tower")
     parser.add_argument("--task", default="relevance", choices=TASKS)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--blend", type=float, default=1.0, help="the new tower's weight in an average with the --shared file's own tower of the task (default 1: the new tower alone)")
     args = parser.parse_args()
     if args.out.resolve() == SHIPPED.resolve():
         raise SystemExit(f"{args.out} is the shipped verifier: write elsewhere, compare, then ship deliberately")
     try:
-        data, error = with_tower(args.shared.read_bytes(), args.tower.read_bytes(), args.task)
+        shared = args.shared.read_bytes()
+        data, error = with_tower(shared, args.tower.read_bytes(), args.task)
+        if args.blend != 1.0:
+            data, error = blend_towers(shared, data, args.task, args.blend)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"cannot build a {args.task} tower from {args.tower}: {exc}") from None
     args.out.parent.mkdir(parents=True, exist_ok=True)
