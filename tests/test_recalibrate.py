@@ -64,5 +64,6 @@ def test_a_task_without_validation_rows_is_refused_by_name(tmp_path: Path) -> No
 def test_without_a_task_or_with_both_every_task_is_refitted(tmp_path: Path, task: tuple[str, ...]) -> None:
     done = _recalibrate(tmp_path, _rows_file(tmp_path, ROWS), *task)
     assert done.returncode == 0, done.stderr
-    calibration = json.loads(read_tensors((tmp_path / "out.safetensors").read_bytes())[1]["calibration"])
-    assert all("recalibrate.py" in calibration[t]["fitted_on"] for t in ("relevance", "attribution"))
+    metadata = read_tensors((tmp_path / "out.safetensors").read_bytes())[1]
+    assert all("recalibrate.py" in json.loads(metadata["calibration"])[t]["fitted_on"] for t in ("relevance", "attribution"))
+    assert set(json.loads(metadata["validation"])) == {"relevance_toy", "attribution_toy"}  # a whole refit describes its own rows only

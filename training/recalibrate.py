@@ -107,7 +107,9 @@ def main() -> None:
     calibration = json.loads(metadata["calibration"])
     calibration.update({task: {**values, "fitted_on": f"{sum(r['task'] == task for r in rows)} validation rows{f' (at most {args.per_source} a source)' if args.per_source else ''}, numpy runtime logits (training/recalibrate.py)"}
                         for task, values in fitted.items()})
-    validation = {**json.loads(metadata.get("validation", "{}")), **evaluate(rows, logits, fitted)}  # a source belongs to one task
+    validation = evaluate(rows, logits, fitted)
+    if tasks != TASKS:  # the other task's sources keep their figures (a source belongs to one task)
+        validation = {**json.loads(metadata.get("validation", "{}")), **validation}
     written = write_tensors(tensors, {**metadata, "calibration": json.dumps(calibration), "validation": json.dumps(validation)})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(written)
