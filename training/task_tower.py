@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from average_weights import MUST_AGREE, differing_metadata
@@ -36,6 +37,7 @@ from localeval.verifier.towers import PREFIX, SCALE, TOWER_PARTS, expand, quanti
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
+STORED = "int8 difference from the shared tensor, one float32 scale per row"
 
 
 def with_tower(shared: bytes, tower: bytes, task: str) -> tuple[bytes, float]:
@@ -50,22 +52,36 @@ def with_tower(shared: bytes, tower: bytes, task: str) -> tuple[bytes, float]:
     tensors = {name: value for name, value in shared_tensors.items() if not name.startswith(own_prefix)}
     if "tower_of" in tower_meta:
         return _with_epoch_tower(shared, tensors, shared_meta, tower_tensors, tower_meta, task)
-    for name, value in tower_tensors.items():
-        if not name.startswith(TOWER_PARTS):
-            continue
-        base = shared_tensors.get(name)
-        if base is None or base.shape != value.shape:
+    weights = {name: value for name, value in tower_tensors.items() if name.startswith(TOWER_PARTS)}
+    for name, value in weights.items():
+        if name not in shared_tensors or shared_tensors[name].shape != value.shape:
             raise ValueError(f"tensor {name!r} is missing from the shared file or has another shape")
-        if not np.array_equal(base, value):
-            steps, scale = quantize(base, value)
-            tensors[tower_name(task, name)], tensors[tower_name(task, name) + SCALE] = steps, scale
-    expanded = expand(tensors)
-    error = max((float(np.abs(expanded[tower_name(task, n)] - tower_tensors[n].astype(np.float32)).max()) for n in tower_tensors if tower_name(task, n) in expanded), default=0.0)
+    error = _store_tower(tensors, task, shared_tensors, weights)
+    record = {"from": hashlib.sha256(tower).hexdigest(), "stored": STORED, "largest_weight_error": round(error, 8)}
+    return _written(tensors, shared_meta, task, json.loads(tower_meta["calibration"])[task], record), error
+
+
+def _store_tower(tensors: dict[str, np.ndarray], task: str, shared: dict[str, np.ndarray], weights: dict[str, np.ndarray]) -> float:
+    """Put each of `weights` that differs from its shared tensor into `tensors` as `task`'s tower
+    (int8 steps and their scale); the largest weight error that storage makes."""
+    error = 0.0
+    for name, value in weights.items():
+        if np.array_equal(shared[name], value):
+            continue
+        own = tower_name(task, name)
+        tensors[own], tensors[own + SCALE] = quantize(shared[name], value)
+        restored = expand({name: shared[name], own: tensors[own], own + SCALE: tensors[own + SCALE]})[own]
+        error = max(error, float(np.abs(restored - value.astype(np.float32)).max()))
+    return error
+
+
+def _written(tensors: dict[str, np.ndarray], shared_meta: dict[str, str], task: str, task_calibration: dict[str, Any], record: dict[str, Any]) -> bytes:
+    """The file: the shared file's metadata with `task`'s calibration and the record of its tower."""
     calibration = json.loads(shared_meta["calibration"])
-    calibration[task] = json.loads(tower_meta["calibration"])[task]
+    calibration[task] = task_calibration
     training = json.loads(shared_meta.get("training", "{}"))
-    training.setdefault("towers", {})[task] = {"from": hashlib.sha256(tower).hexdigest(), "stored": "int8 difference from the shared tensor, one float32 scale per row", "largest_weight_error": round(error, 8)}
-    return write_tensors(tensors, {**shared_meta, "calibration": json.dumps(calibration), "training": json.dumps(training)}), error
+    training.setdefault("towers", {})[task] = record
+    return write_tensors(tensors, {**shared_meta, "calibration": json.dumps(calibration), "training": json.dumps(training)})
 
 
 def epoch_tower(start: bytes, run: bytes, task: str, step: int) -> bytes:
@@ -94,12 +110,9 @@ def _with_epoch_tower(shared: bytes, tensors: dict[str, np.ndarray], shared_meta
     tensors.update(tower_tensors)
     expand(tensors)  # refuses a malformed tower here, not when the file is first used
     error = float(tower_meta["largest_weight_error"])
-    calibration = json.loads(shared_meta["calibration"])
-    calibration[task] = json.loads(tower_meta["calibration"])[task]
-    training = json.loads(shared_meta.get("training", "{}"))
-    training.setdefault("towers", {})[task] = {"from": f"step {tower_meta['step']} of a run from {tower_meta['parent_sha256']} (train_device.py --epoch-towers)",
-                                               "stored": "int8 difference from the shared tensor, one float32 scale per row", "largest_weight_error": round(error, 8)}
-    return write_tensors(tensors, {**shared_meta, "calibration": json.dumps(calibration), "training": json.dumps(training)}), error
+    record = {"from": f"step {tower_meta['step']} of a run from {tower_meta['parent_sha256']} (train_device.py --epoch-towers)", "stored": STORED,
+              "largest_weight_error": round(error, 8)}
+    return _written(tensors, shared_meta, task, json.loads(tower_meta["calibration"])[task], record), error
 
 
 def blend_towers(before: bytes, after: bytes, task: str, weight: float) -> tuple[bytes, float]:
@@ -108,21 +121,16 @@ def blend_towers(before: bytes, after: bytes, task: str, weight: float) -> tuple
     error of its int8 storage. Both files must hold the same shared weights."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"--blend {weight}: a weight between 0 and 1")
-    before_tensors, after_tensors = read_tensors(before)[0], read_tensors(after)[0]
+    before_tensors = read_tensors(before)[0]
+    after_tensors, metadata = read_tensors(after)
     shared = {name: value for name, value in after_tensors.items() if not name.startswith(PREFIX)}
     if shared.keys() != {n for n in before_tensors if not n.startswith(PREFIX)} or any(not np.array_equal(before_tensors[n], v) for n, v in shared.items()):
         raise ValueError("the two files do not hold the same shared weights")
     old, new = expand(before_tensors), expand(after_tensors)
     tensors = {name: value for name, value in after_tensors.items() if not name.startswith(f"{PREFIX}{task}.")}
-    error = 0.0
-    for name in (n for n in shared if n.startswith(TOWER_PARTS)):
-        mixed = (1 - weight) * old.get(tower_name(task, name), shared[name].astype(np.float32)) + weight * new.get(tower_name(task, name), shared[name].astype(np.float32))
-        if not np.array_equal(mixed, shared[name].astype(np.float32)):
-            steps, scale = quantize(shared[name], mixed)
-            own, own_scale = tower_name(task, name), tower_name(task, name) + SCALE
-            tensors[own], tensors[own_scale] = steps, scale
-            error = max(error, float(np.abs(expand({name: shared[name], own: steps, own_scale: scale})[own] - mixed).max()))
-    metadata = read_tensors(after)[1]
+    mixed = {name: (1 - weight) * old.get(tower_name(task, name), shared[name].astype(np.float32)) + weight * new.get(tower_name(task, name), shared[name].astype(np.float32))
+             for name in shared if name.startswith(TOWER_PARTS)}
+    error = _store_tower(tensors, task, shared, mixed)
     training = json.loads(metadata.get("training", "{}"))
     training.setdefault("towers", {}).setdefault(task, {})["blend"] = f"{1 - weight:g} x the tower of {hashlib.sha256(before).hexdigest()} + {weight:g} x this one"
     return write_tensors(tensors, {**metadata, "training": json.dumps(training)}), error
