@@ -18,6 +18,11 @@ both through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES
   windows of SelQA and SQuAD test questions), the final evaluation of the relevance decision.
   Run it after a decision is chosen, never to choose one. `--task sealed-news`: the sealed news
   summaries as whole samples, each called factual when every statement is attributed.
+  `--task sealed-claims`: the sealed claims against whole documents (Check-COVID,
+  Citation-Integrity, Factcheck-GPT, SummEdits), `--limit` per source, the seeded sample
+  verifier_sealed.py --claims takes, each decided by context_recall's verdict on the document.
+  `--task validation-claims`: the same for the validation split's claims against documents
+  (training/.cache/split/validation_claim_samples.jsonl: rows a statement table may be fitted on).
 
     python benchmarks/verifier_accuracy.py [--task relevance,squad,...] [--limit N]
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import time
@@ -34,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from labelled_rows import PLAIN, UNANSWERABLE, answer_sentence, question_shapes, read, read_external, read_squad, same_sentence, sentences
+from verifier_sealed import seeded_per_source
 
 from localeval.calibration.fitting import auc, balanced_accuracy, selection_f1
 from localeval.data.samples import Sample
@@ -42,6 +49,8 @@ from localeval.metrics import create_metric
 TASKS = ("relevance", "squad", "attribution", "recall", "vitaminc", "fever", "plain", "unanswerable")
 SEALED_SAMPLES = Path(__file__).resolve().parents[1] / "training" / ".cache" / "sealed" / "test_relevance_samples.jsonl"
 SEALED_NEWS = SEALED_SAMPLES.with_name("test_news_samples.jsonl")
+SEALED_CLAIMS = SEALED_SAMPLES.with_name("test_claim_samples.jsonl")
+VALIDATION_CLAIMS = SEALED_SAMPLES.parents[1] / "split" / "validation_claim_samples.jsonl"
 NEWS_SEED = 20261126  # verifier_sealed.py's SEED: the same summaries for both
 
 
@@ -134,6 +143,34 @@ def sealed(scorer: Scorer, limit: int | None, path: Path = SEALED_SAMPLES) -> di
     return {shape: _shape_figures(picked, "without" not in shape) for shape, picked in sorted(by_shape.items())}
 
 
+def document_claims(scorer: Scorer, limit: int | None, path: Path) -> dict[str, Any]:
+    """Claims against whole documents (the sealed split's, or the validation split's a statement
+    table may be fitted on), per source: the metric's verdict on each claim against its document
+    (balanced accuracy, AUC of P(attributed), the share attributed beside the people's), and the
+    mean balanced accuracy over sources; `limit`: claims per source, the seeded sample
+    verifier_sealed.py --claims scores for the verifier alone."""
+    if not path.is_file():
+        raise SystemExit(f"{path}: no claims against documents; run training/prepare_split_data.py (training/DATA.md)")
+    claims = seeded_per_source([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()], limit or 0)
+    by_source: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for claim in claims:
+        verdict = scorer.verdicts(Sample(user_input="", retrieved_contexts=claim["contexts"]), [claim["statement"]], cost="claim against a document")[0]
+        by_source.setdefault(claim["source"], []).append((int(claim["label"]), verdict))
+        ROWS.append({"label": int(claim["label"]), "source": claim["source"], "probability": verdict["probability"], **verdict.get("features", {})})
+    out: dict[str, Any] = {source: _verdict_figures([y for y, _ in found], [v for _, v in found]) for source, found in sorted(by_source.items())}
+    accuracies = [figures["balanced_accuracy"] for figures in out.values() if not math.isnan(figures["balanced_accuracy"])]
+    out["mean balanced accuracy over sources"] = statistics.fmean(accuracies) if accuracies else float("nan")
+    return out
+
+
+def _verdict_figures(labels: Sequence[int], verdicts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Balanced accuracy and AUC of the verdicts, and the metric's mean verdict beside the people's
+    (attributed / supported: the issue's "within 0.10")."""
+    predicted = [int(v["attributed"]) for v in verdicts]
+    return {"n": len(labels), "balanced_accuracy": balanced_accuracy(list(labels), predicted), "auc": auc(list(labels), [float(v["probability"]) for v in verdicts]),
+            "attributed": statistics.fmean(predicted), "supported": statistics.fmean(labels)}
+
+
 def sealed_news(scorer: Scorer, limit: int | None, path: Path = SEALED_NEWS) -> dict[str, Any]:
     """The sealed split's news summaries as whole samples (FRANK, XSumFaith, SummaC): a summary is
     called factual when every statement is attributed, against its human label (balanced
@@ -157,10 +194,7 @@ ROWS: list[dict[str, Any]] = []  # every statement's label and verdict features 
 def _figures(labels: Sequence[int], verdicts: Sequence[Mapping[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     ROWS.extend({"label": y, "source": s, "probability": v["probability"], **v.get("features", {})} for y, v, s in zip(labels, verdicts, sources))
     predicted = [int(v["attributed"]) for v in verdicts]
-    # attributed / supported: the metric's mean verdict against the people's (the issue's "within 0.10").
-    out: dict[str, Any] = {"n": len(labels), "balanced_accuracy": balanced_accuracy(list(labels), predicted),
-                           "auc": auc(list(labels), [float(v["probability"]) for v in verdicts]),
-                           "attributed": statistics.fmean(predicted), "supported": statistics.fmean(labels)}
+    out: dict[str, Any] = _verdict_figures(labels, verdicts)
     for source in sorted(set(sources)):
         picked = [(y, p) for y, p, s in zip(labels, predicted, sources) if s == source]
         out[source] = balanced_accuracy([y for y, _ in picked], [p for _, p in picked])
@@ -255,7 +289,7 @@ def remember_pairs(verifier: Any) -> None:
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}, and sealed, sealed-news (only when named)")
+    parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}, and sealed, sealed-news, sealed-claims, validation-claims (only when named)")
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
     parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
     parser.add_argument("--grader", choices=("verifier", "judge", "stacked"), default="verifier", help="what decides (judge and stacked need the judge; its answers are cached)")
@@ -289,6 +323,10 @@ def main(argv: Iterable[str] | None = None) -> None:
         report["sealed"] = sealed(scorer, args.limit)
     if "sealed-news" in tasks:
         report["sealed news"] = sealed_news(scorer, args.limit)
+    if "sealed-claims" in tasks:
+        report["sealed claims"] = document_claims(scorer, args.limit, SEALED_CLAIMS)
+    if "validation-claims" in tasks:
+        report["validation claims"] = document_claims(scorer, args.limit, VALIDATION_CLAIMS)
     if "unanswerable" in tasks:
         report["unanswerable"] = unanswerable(scorer)
     report["seconds per sample"] = {k: statistics.fmean(v) for k, v in scorer.seconds.items()}

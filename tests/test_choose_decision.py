@@ -84,3 +84,11 @@ def test_a_shipped_band_is_read_back_by_the_stacked_grader_and_only_the_shipped_
     other.write_bytes(shipped_path().read_bytes())
     with pytest.raises(SystemExit, match="not the shipped verifier file"):
         choose_decision.ship_band({"low": -1.5, "high": 0.5}, other, catalog)
+
+
+def test_the_judge_free_candidate_reads_no_judge_feature_and_selects_by_the_threshold_alone():
+    assert not any(name.startswith("judge") or name == "answer_stands_alone" for name in choose_decision.NO_JUDGE_FEATURES)
+    # the judge's "one of these answers" (judge_none) and its short answer (judge_answer) change nothing
+    units = [{"judge_none": -5.0, "judge_answer": 1.0}, {"judge_none": -5.0, "judge_answer": 0.0}]
+    assert choose_decision.threshold_only([0.2, 0.4], units, 0.5) == []
+    assert choose_decision.threshold_only([0.2, 0.6], units, 0.5) == [1]

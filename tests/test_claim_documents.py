@@ -57,7 +57,8 @@ def test_not_enough_info_is_read_against_its_sentence_only(tmp_path: Path) -> No
     pairs, _ = pairs_of([support, nei], budget=200)
     assert {(p.label, p.window, p.level) for p in pairs if p.label == 0} == {(0, "The town handed out masks in May.", "pair")}
     groups = {c.key: "g" for c in (support, nei)}
-    assert all(s["label"] == 1 for s in cd.sealed_samples([support, nei], groups, Counter()))
+    whole = [s for split in ("train", "validation", "test") for s in cd.whole_samples([support, nei], groups, Counter(), split)]
+    assert [s["label"] for s in whole] == [1]  # the supported claim in its group's split; the one-sentence copy never whole
 
 
 def test_citation_markers_are_removed_and_no_evidence_is_unsupported(tmp_path: Path) -> None:

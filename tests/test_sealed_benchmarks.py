@@ -26,7 +26,7 @@ class FixedScorer:
         return {"selected": self.selections[question]}
 
     def verdicts(self, sample: Any, statements: list[str], cost: str | None = None) -> list[dict[str, Any]]:
-        return [{"attributed": s not in self.unsupported} for s in statements]
+        return [{"attributed": s not in self.unsupported, "probability": float(s not in self.unsupported)} for s in statements]
 
 
 def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -60,3 +60,20 @@ def test_a_sealed_summary_is_called_factual_only_when_every_statement_is_attribu
     path = write_lines(tmp_path / "news.jsonl", summaries)
     figures = verifier_accuracy.sealed_news(FixedScorer({}, {"bad"}), None, path)["summaries"]
     assert figures == {"n": 3, "factual": 1, "called factual": 2, "balanced_accuracy": pytest.approx((1.0 + 0.5) / 2)}
+
+
+def test_sealed_claims_are_scored_per_source_and_averaged_over_sources(tmp_path: Path) -> None:
+    claims = [
+        {"source": "checkcovid", "group": "g1", "statement": "true one", "contexts": ["doc"], "label": 1},
+        {"source": "checkcovid", "group": "g2", "statement": "bad", "contexts": ["doc"], "label": 0},
+        {"source": "citint", "group": "g3", "statement": "true two", "contexts": ["doc"], "label": 1},
+        {"source": "citint", "group": "g4", "statement": "false but attributed", "contexts": ["doc"], "label": 0},
+    ]
+    path = write_lines(tmp_path / "claims.jsonl", claims)
+    figures = verifier_accuracy.document_claims(FixedScorer({}, {"bad"}), None, path)
+    assert figures["checkcovid"]["balanced_accuracy"] == 1.0 and figures["citint"]["balanced_accuracy"] == 0.5
+    assert figures["citint"]["attributed"] == 1.0 and figures["citint"]["supported"] == 0.5
+    assert figures["mean balanced accuracy over sources"] == pytest.approx(0.75)
+    assert figures["checkcovid"]["n"] == 2
+    limited = verifier_accuracy.document_claims(FixedScorer({}, {"bad"}), 1, path)  # verifier_sealed.py's seeded sample: one per source
+    assert [limited[source]["n"] for source in ("checkcovid", "citint")] == [1, 1]

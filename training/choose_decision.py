@@ -47,7 +47,7 @@ import argparse
 import hashlib
 import json
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ import numpy as np
 import tomllib
 from splits import refuse_sealed
 
-from localeval.calibration.fitting import Fit, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
+from localeval.calibration.fitting import Fit, Selector, balanced_accuracy, balancing_weights, fit_logistic, fit_selection, folds_by_group, selection_f1
 from localeval.graders.judge_units import select_units
 from localeval.graders.stacked import CASCADE, STACKED, STACKED_FEATURES, relevance_features
 from localeval.graders.verifier import context_best
@@ -84,6 +84,13 @@ STACKED_CANDIDATES: dict[str, tuple[list[str], bool]] = {
     "stacked (the four), per sample": (["verifier", "verifier_passage", "judge_passage", "judge_choice"], True),
     "stacked (the four + verifier_vs_best), per sample": (["verifier", "verifier_passage", "verifier_vs_best", "judge_passage", "judge_choice"], True),
 }
+# What `--verifier` could decide on without a judge: the verifier's three readings beside the judge
+# rule's features that are facts about the text (how much of the question a unit and its context
+# mention, whether it opens its context...), selected by the threshold alone (no judge's answer or
+# "none" to extend or fall back on). Each unit weighing 1, or each sample the same.
+QUESTION_EVIDENCE = ("overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts", "opens_long_question")
+NO_JUDGE_FEATURES = ["verifier", "verifier_passage", "verifier_vs_best", *QUESTION_EVIDENCE]
+NO_JUDGE_CANDIDATES: dict[str, bool] = {"verifier + question evidence (no judge)": False, "verifier + question evidence (no judge), per sample": True}
 
 
 def sample_weights(rows: Sequence[dict[str, Any]], per_sample: bool) -> list[float] | None:
@@ -186,22 +193,27 @@ def out_of_fold(rows: Sequence[dict[str, Any]], choose: Callable[[list[dict[str,
     return selections
 
 
-def stacked_rule(features: Sequence[str], per_sample: bool) -> Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], set[int]]]:
+def threshold_only(probabilities: Sequence[float], features: Sequence[Mapping[str, float]], threshold: float) -> list[int]:
+    """The units at or above `threshold`: a selection rule that asks nothing of the judge."""
+    return [i for i, p in enumerate(probabilities) if p >= threshold]
+
+
+def stacked_rule(features: Sequence[str], per_sample: bool, selector: Selector = select_units) -> Callable[[list[dict[str, Any]]], Callable[[dict[str, Any]], set[int]]]:
     def choose(train: list[dict[str, Any]]) -> Callable[[dict[str, Any]], set[int]]:
-        fit = fit_stacked(train, features, per_sample)
+        fit = fit_stacked(train, features, per_sample, selector)
 
         def rule(row: dict[str, Any]) -> set[int]:
             units = unit_features(row)
-            return set(select_units(fit.probabilities(units).tolist(), units, 0.5))
+            return set(selector(fit.probabilities(units).tolist(), units, 0.5))
 
         return rule
 
     return choose
 
 
-def fit_stacked(rows: Sequence[dict[str, Any]], features: Sequence[str], per_sample: bool) -> Fit:
+def fit_stacked(rows: Sequence[dict[str, Any]], features: Sequence[str], per_sample: bool, selector: Selector = select_units) -> Fit:
     """The stacked selection model on `rows` (localeval.calibration.fitting.fit_selection: the metric's selection rule, its threshold fitted with it)."""
-    return fit_selection([unit_features(r) for r in rows], [set(r["required"]) for r in rows], features, select_units, row_weights=sample_weights(rows, per_sample))
+    return fit_selection([unit_features(r) for r in rows], [set(r["required"]) for r in rows], features, selector, row_weights=sample_weights(rows, per_sample))
 
 
 def no_worse(cells: dict[str, float], judge: dict[str, float]) -> bool:
@@ -323,6 +335,10 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> tuple[dict[str
         fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
+    for name, per_sample in NO_JUDGE_CANDIDATES.items():
+        fit = fit_stacked(rows, NO_JUDGE_FEATURES, per_sample, threshold_only)
+        report["candidates"][name]["fitted_on_all"] = fit.table()
+        print(f"{name} fitted on all rows: {fit.table()}")
     low, high = best_attribution_band(rows)
     share = cascade_attribution(rows, low, high)[1]
     report["cascade_band"] = {"low": low, "high": high, "judge_share": round(share, 4)}
@@ -375,6 +391,7 @@ def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> 
         "judge": [set(r["judge_selected"]) for r in rows],
         "verifier": verifier_selections(rows, calibration.cut, calibration.passage_weight),
         **{name: out_of_fold(rows, stacked_rule(features or every, per_sample)) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
+        **{name: out_of_fold(rows, stacked_rule(NO_JUDGE_FEATURES, per_sample, threshold_only)) for name, per_sample in NO_JUDGE_CANDIDATES.items()},
         "cascade": out_of_fold(rows, cascade_rule),
     }
 
@@ -448,6 +465,10 @@ def main() -> None:
         compare("relevance", rows, candidates, args.against, args.against_file, report)
     for name, (features, per_sample) in STACKED_CANDIDATES.items():
         fit = fit_stacked(rows, features or every, per_sample)
+        report["candidates"][name]["fitted_on_all"] = fit.table()
+        print(f"{name} fitted on all rows: {fit.table()}")
+    for name, per_sample in NO_JUDGE_CANDIDATES.items():
+        fit = fit_stacked(rows, NO_JUDGE_FEATURES, per_sample, threshold_only)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
     low, high = best_band(rows)

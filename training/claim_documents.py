@@ -306,18 +306,18 @@ def claim_pairs(claims: list[Claim], groups: dict[str, str], tokenizer: Any, bud
     return pairs
 
 
-def sealed_samples(claims: list[Claim], groups: dict[str, str], counts: Counter[str]) -> list[dict[str, Any]]:
-    """The test split's claims whole, in the metric's shape (statement, contexts: the whole document,
+def whole_samples(claims: list[Claim], groups: dict[str, str], counts: Counter[str], split: str) -> list[dict[str, Any]]:
+    """One split's claims whole, in the metric's shape (statement, contexts: the whole document,
     label): a claim whose label holds against the whole document, once, and not when labelled both ways."""
     found: dict[tuple[str, str], list[Claim]] = {}
     for claim in claims:
-        if claim.only_against is None and split_of(FAMILY, groups[claim.key]) == "test":
+        if claim.only_against is None and split_of(FAMILY, groups[claim.key]) == split:
             found.setdefault((claim.document, normalised(claim.claim)), []).append(claim)
     samples = []
     for copies in found.values():
         claim = copies[0]
         if len({c.label for c in copies}) > 1:
-            counts[f"{claim.source}: test sample labelled both ways, not a sample"] += 1
+            counts[f"{claim.source}: {split} sample labelled both ways, not a sample"] += 1
             continue
         samples.append({"source": claim.source, "group": groups[claim.key], "statement": claim.claim.strip(), "contexts": [claim.document], "label": claim.label})
     return samples
@@ -329,10 +329,11 @@ def read_claims(folder: Path) -> list[Claim]:
             *factcheck_gpt(folder / "factcheck_gpt" / "claim_evidence_stance.jsonl")]
 
 
-def claim_documents(folder: Path, shared: Path, tokenizer: Any, budget: int, counts: Counter[str]) -> tuple[list[Pair], list[dict[str, Any]]]:
-    """The pairs of the four sources and the test split's whole samples, SciFact filtered out."""
+def claim_documents(folder: Path, shared: Path, tokenizer: Any, budget: int, counts: Counter[str]) -> tuple[list[Pair], dict[str, list[dict[str, Any]]]]:
+    """The pairs of the four sources, and the validation and test splits' whole samples (what a
+    statement table may be fitted on, and the sealed figures), SciFact filtered out."""
     claims = read_claims(folder)
     groups = link_groups(claims)
     kept = kept_claims(claims, groups, scifact_filter(shared), counts)
     counts["claims: groups (documents joined by shared text)"] = len({groups[c.key] for c in kept})
-    return claim_pairs(kept, groups, tokenizer, budget, counts), sealed_samples(kept, groups, counts)
+    return claim_pairs(kept, groups, tokenizer, budget, counts), {split: whole_samples(kept, groups, counts, split) for split in ("validation", "test")}

@@ -10,6 +10,8 @@ and licence) and writes, as JSON Lines in prepare_verifier_data.py's row format 
   shared/data/recall_dev.jsonl, and SEALED_DIR/test_claim_samples.jsonl, the test split's claims
   against long documents whole (claim_documents.py). No training or tuning script reads
   SEALED_DIR (splits.py);
+- OUT/validation_claim_samples.jsonl: the validation split's claims against long documents whole
+  (the shape of SEALED_DIR/test_claim_samples.jsonl: rows a statement table may be fitted on);
 - OUT/validation_samples.jsonl: the validation split's HotpotQA questions as whole samples, the
   shapes tune_cut.py chooses the relevance rule on, and plain one-context windows of SelQA and
   SQuAD questions (plain_samples.py); SEALED_DIR/test_relevance_samples.jsonl: the same shapes of
@@ -364,7 +366,7 @@ def main() -> None:
     windows = [r for split, found in plain.items() for s in found for r in sample_rows(s, split)]
     # Claims against long documents last, so every earlier row keeps its place in the files.
     verifier = load_verifier()
-    found, claim_samples = claim_documents(args.sources, SHARED, verifier.tokenizer, verifier.max_tokens["attribution"], counts)
+    found, whole_claims = claim_documents(args.sources, SHARED, verifier.tokenizer, verifier.max_tokens["attribution"], counts)
     claims = [row("attribution", p.statement, p.window, "", p.label, p.source, CLAIM_FAMILY, p.group, p.split, p.level) for p in found]
     with open(args.out / "rows.jsonl", "w", encoding="utf-8") as train, open(args.sealed / "test_rows.jsonl", "w", encoding="utf-8") as test:
         for item in (*pairs, *windows, *claims):
@@ -373,8 +375,9 @@ def main() -> None:
             (test if item["split"] == "test" else train).write(json.dumps(item, ensure_ascii=False) + "\n")
     with open(args.sealed / "test_news_samples.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in samples)
-    with open(args.sealed / "test_claim_samples.jsonl", "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in claim_samples)
+    for split, path in (("validation", args.out / "validation_claim_samples.jsonl"), ("test", args.sealed / "test_claim_samples.jsonl")):
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in whole_claims[split])
     # tune_cut.py's whole HotpotQA samples: the old validation questions that are now validation (the others are test).
     # Whole relevance samples: the old HotpotQA validation questions split between validation and
     # test (the questions the shipped verifier never trained on), then the plain windows.
@@ -388,7 +391,7 @@ def main() -> None:
     report = {"legacy_rows_sha256": digest.hexdigest(), "dropped_and_merged": dict(sorted(counts.items())),
               "rows": {f"{s}/{sp}/{y}": n for (s, sp, y), n in sorted(table.items())},
               "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples),
-              "test_claim_samples": len(claim_samples)}
+              "test_claim_samples": len(whole_claims["test"]), "validation_claim_samples": len(whole_claims["validation"])}
     (args.out / "counts.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=1))
 
