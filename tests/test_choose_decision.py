@@ -92,3 +92,17 @@ def test_the_judge_free_candidate_reads_no_judge_feature_and_selects_by_the_thre
     units = [{"judge_none": -5.0, "judge_answer": 1.0}, {"judge_none": -5.0, "judge_answer": 0.0}]
     assert choose_decision.threshold_only([0.2, 0.4], units, 0.5) == []
     assert choose_decision.threshold_only([0.2, 0.6], units, 0.5) == [1]
+
+
+def test_the_attribution_choice_runs_whole_and_reports_every_candidate():
+    """The whole --task attribution report on made-up claims: every candidate scored, each fitted
+    one fitted on all rows too (a relevance-only candidate there once stopped it with a KeyError)."""
+    rows = []
+    for n in range(40):
+        label, source = n % 2, ("scifact", "wice")[n // 20]
+        judge = (1.5 if label else -1.0) + (n % 5) * 0.3
+        rows.append({"group": f"g{n}", "source": source, "label": label, "judge_probability": float(judge > 0), "verifier_logit": judge - 0.5 + (n % 3),
+                     "judge_features": {"judge": judge, "best_coverage": 0.2 + 0.6 * label}})
+    report, verdicts = choose_decision.choose_attribution(rows, 0.0)
+    assert set(verdicts) == {"judge", "verifier", *choose_decision.attribution_fitted(rows), "cascade"}
+    assert all("fitted_on_all" in report["candidates"][name] for name in choose_decision.attribution_fitted(rows))

@@ -335,10 +335,6 @@ def choose_attribution(rows: list[dict[str, Any]], cut: float) -> tuple[dict[str
         fit = fit_logistic([attribution_features(r) for r in rows], [r["label"] for r in rows], weights, features)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
-    for name, per_sample in NO_JUDGE_CANDIDATES.items():
-        fit = fit_stacked(rows, NO_JUDGE_FEATURES, per_sample, threshold_only)
-        report["candidates"][name]["fitted_on_all"] = fit.table()
-        print(f"{name} fitted on all rows: {fit.table()}")
     low, high = best_attribution_band(rows)
     share = cascade_attribution(rows, low, high)[1]
     report["cascade_band"] = {"low": low, "high": high, "judge_share": round(share, 4)}
