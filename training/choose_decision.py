@@ -379,15 +379,20 @@ def every_feature(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [*judge_features, "verifier", "verifier_passage", "verifier_vs_best"]
 
 
+def fitted_relevance(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[list[str], bool, Selector]]:
+    """Every fitted relevance candidate: its features, whether each sample weighs the same, and its selection rule."""
+    every = every_feature(rows)
+    return {**{name: (features or every, per_sample, select_units) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
+            **{name: (NO_JUDGE_FEATURES, per_sample, threshold_only) for name, per_sample in NO_JUDGE_CANDIDATES.items()}}
+
+
 def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> dict[str, Selections]:
     """Each relevance candidate's selections, the fitted ones out of fold."""
     calibration = verifier.calibration["relevance"]
-    every = every_feature(rows)
     return {
         "judge": [set(r["judge_selected"]) for r in rows],
         "verifier": verifier_selections(rows, calibration.cut, calibration.passage_weight),
-        **{name: out_of_fold(rows, stacked_rule(features or every, per_sample)) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
-        **{name: out_of_fold(rows, stacked_rule(NO_JUDGE_FEATURES, per_sample, threshold_only)) for name, per_sample in NO_JUDGE_CANDIDATES.items()},
+        **{name: out_of_fold(rows, stacked_rule(features, per_sample, selector)) for name, (features, per_sample, selector) in fitted_relevance(rows).items()},
         "cascade": out_of_fold(rows, cascade_rule),
     }
 
@@ -444,7 +449,6 @@ def main() -> None:
         elif args.ship:
             ship("attribution", report["candidates"][args.ship]["fitted_on_all"], args.file)
         return
-    every = every_feature(rows)
     candidates = relevance_candidates(rows, verifier)
     print(f"{len(rows)} validation samples, {len({r['group'] for r in rows})} questions, {FOLDS} folds by question")
     report = {"samples": len(rows), "questions": len({r["group"] for r in rows}), "candidates": {}}
@@ -459,12 +463,8 @@ def main() -> None:
     versus_judge(report, {name: paired_difference(groups, mean_of_shapes(sample_values(rows, selections)), judge_values) for name, selections in candidates.items()}, "question")
     if args.against:
         compare("relevance", rows, candidates, args.against, args.against_file, report)
-    for name, (features, per_sample) in STACKED_CANDIDATES.items():
-        fit = fit_stacked(rows, features or every, per_sample)
-        report["candidates"][name]["fitted_on_all"] = fit.table()
-        print(f"{name} fitted on all rows: {fit.table()}")
-    for name, per_sample in NO_JUDGE_CANDIDATES.items():
-        fit = fit_stacked(rows, NO_JUDGE_FEATURES, per_sample, threshold_only)
+    for name, (features, per_sample, selector) in fitted_relevance(rows).items():
+        fit = fit_stacked(rows, features, per_sample, selector)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
     low, high = best_band(rows)
