@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import verifier_accuracy  # noqa: E402
+import verifier_sealed  # noqa: E402
 
 
 class FixedScorer:
@@ -21,11 +22,13 @@ class FixedScorer:
 
     def __init__(self, selections: dict[str, list[int]], unsupported: set[str]) -> None:
         self.selections, self.unsupported = selections, unsupported
+        self.seen: list[str] = []
 
     def select(self, question: str, contexts: list[str], cost: str | None = None) -> dict[str, Any]:
         return {"selected": self.selections[question]}
 
     def verdicts(self, sample: Any, statements: list[str], cost: str | None = None) -> list[dict[str, Any]]:
+        self.seen.extend(statements)
         return [{"attributed": s not in self.unsupported, "probability": float(s not in self.unsupported)} for s in statements]
 
 
@@ -75,5 +78,8 @@ def test_sealed_claims_are_scored_per_source_and_averaged_over_sources(tmp_path:
     assert figures["citint"]["attributed"] == 1.0 and figures["citint"]["supported"] == 0.5
     assert figures["mean balanced accuracy over sources"] == pytest.approx(0.75)
     assert figures["checkcovid"]["n"] == 2
-    limited = verifier_accuracy.document_claims(FixedScorer({}, {"bad"}), 1, path)  # verifier_sealed.py's seeded sample: one per source
+    scorer = FixedScorer({}, {"bad"})
+    limited = verifier_accuracy.document_claims(scorer, 1, path)
     assert [limited[source]["n"] for source in ("checkcovid", "citint")] == [1, 1]
+    # the same claims verifier_sealed.py --claims 1 scores for the verifier alone
+    assert scorer.seen == [c["statement"] for c in verifier_sealed.seeded_per_source(claims, 1)]
