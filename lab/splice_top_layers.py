@@ -17,14 +17,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from localeval.verifier.tensors import read_tensors, write_tensors
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the training scripts' libraries: no package holds them
+from candidate_files import SHIPPED, refuse_shipped, write_candidate  # noqa: E402
 
 
 def layer_count(tensors: dict[str, np.ndarray]) -> int:
@@ -59,15 +60,12 @@ def main() -> None:
     parser.add_argument("--top", type=int, required=True, help="how many of the child's top layers to take")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    if args.out.resolve() == SHIPPED.resolve():
-        raise SystemExit(f"{args.out} is the shipped verifier: write elsewhere")
+    refuse_shipped(args.out)
     try:
         data = splice(args.parent.read_bytes(), args.child.read_bytes(), args.top)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"cannot splice {args.child} onto {args.parent}: {exc}") from None
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
-    print(f"{args.out}: top {args.top} layers from the child, SHA-256 {hashlib.sha256(data).hexdigest()}")
+    print(f"{args.out}: top {args.top} layers from the child, SHA-256 {write_candidate(args.out, data)}")
 
 
 if __name__ == "__main__":

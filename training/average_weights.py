@@ -30,12 +30,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+from candidate_files import SHIPPED, refuse_shipped, write_candidate
 
 from localeval.verifier.tensors import read_tensors, write_tensors
 from localeval.verifier.towers import PREFIX as TOWER_PREFIX
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
 MUST_AGREE = ("format", "base", "base_sha256", "heads", "vocab", "max_tokens", "tasks")
 
 
@@ -83,15 +82,12 @@ def main() -> None:
     parser.add_argument("--child-weight", type=float, required=True, help="the child's share, in [0, 1]")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    if args.out.resolve() == SHIPPED.resolve():
-        raise SystemExit(f"{args.out} is the shipped verifier: write elsewhere, compare, then ship deliberately")
+    refuse_shipped(args.out)
     try:
         data = average(args.parent.read_bytes(), args.child.read_bytes(), args.child_weight)
     except (OSError, AverageError, ValueError) as exc:
         raise SystemExit(f"cannot average {args.parent} and {args.child}: {exc}") from None
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
-    print(f"{args.out}: child weight {args.child_weight}, SHA-256 {hashlib.sha256(data).hexdigest()}")
+    print(f"{args.out}: child weight {args.child_weight}, SHA-256 {write_candidate(args.out, data)}")
 
 
 if __name__ == "__main__":

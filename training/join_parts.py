@@ -16,8 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
+from candidate_files import ROOT, refuse_shipped, write_candidate
 
 
 def join(folder: Path) -> bytes:
@@ -39,12 +38,9 @@ def main() -> None:
     parser.add_argument("--parts", type=Path, required=True, help="the folder holding parts.json and the parts")
     parser.add_argument("--out", type=Path, default=ROOT / "training" / ".cache" / "device" / "verifier.safetensors")
     args = parser.parse_args()
-    if args.out.resolve() == SHIPPED.resolve():
-        raise SystemExit(f"{args.out} is the shipped verifier: join elsewhere, compare on the held-out split, then replace it deliberately")
+    refuse_shipped(args.out)
     data = join(args.parts)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
-    print(f"{args.out}: {len(data)} bytes, SHA-256 {hashlib.sha256(data).hexdigest()} (checked against parts.json)")
+    print(f"{args.out}: {len(data)} bytes, SHA-256 {write_candidate(args.out, data)} (checked against parts.json)")
 
 
 if __name__ == "__main__":

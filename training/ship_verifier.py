@@ -18,8 +18,8 @@ import re
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
+from candidate_files import ROOT, SHIPPED
+
 INIT = ROOT / "localeval" / "verifier" / "__init__.py"
 REFERENCE = ROOT / "tests" / "data" / "verifier_reference.jsonl"
 

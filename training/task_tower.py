@@ -30,13 +30,12 @@ from typing import Any
 
 import numpy as np
 from average_weights import MUST_AGREE, differing_metadata
+from candidate_files import SHIPPED, refuse_shipped, write_candidate
 
 from localeval.verifier.pairs import TASKS
 from localeval.verifier.tensors import read_tensors, write_tensors
 from localeval.verifier.towers import PREFIX, SCALE, TOWER_PARTS, expand, quantize, tower_name
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
 STORED = "int8 difference from the shared tensor, one float32 scale per row"
 
 
@@ -144,8 +143,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--blend", type=float, default=1.0, help="the new tower's weight in an average with the --shared file's own tower of the task (default 1: the new tower alone)")
     args = parser.parse_args()
-    if args.out.resolve() == SHIPPED.resolve():
-        raise SystemExit(f"{args.out} is the shipped verifier: write elsewhere, compare, then ship deliberately")
+    refuse_shipped(args.out)
     try:
         shared = args.shared.read_bytes()
         data, error = with_tower(shared, args.tower.read_bytes(), args.task)
@@ -153,9 +151,7 @@ def main() -> None:
             data, error = blend_towers(shared, data, args.task, args.blend)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"cannot build a {args.task} tower from {args.tower}: {exc}") from None
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
-    print(f"{args.out}: {len(data)} bytes, {args.task} tower from {args.tower} (largest weight error {error:.2e}), SHA-256 {hashlib.sha256(data).hexdigest()}")
+    print(f"{args.out}: {len(data)} bytes, {args.task} tower from {args.tower} (largest weight error {error:.2e}), SHA-256 {write_candidate(args.out, data)}")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "training")]  # the device machine has no installed localeval: this checkout's, beside the script
 from calibration import calibrate, evaluate, mean_auc  # noqa: E402
+from candidate_files import SHIPPED  # noqa: E402
 from replay import continue_rows, selection_id  # noqa: E402
 from splits import refuse_sealed  # noqa: E402
 from task_tower import epoch_tower  # noqa: E402
@@ -59,7 +60,6 @@ from localeval.verifier.tensors import read_tensors, write_tensors  # noqa: E402
 from localeval.verifier.towers import PREFIX as TOWER_PREFIX  # noqa: E402
 from localeval.verifier.towers import expand  # noqa: E402
 
-SHIPPED = ROOT / "localeval" / "verifier" / "verifier.safetensors"
 LAYER_NAMES = {"attention_out": "attention.output.dense", "attention_norm": "attention.output.LayerNorm", "up": "intermediate.dense", "down": "output.dense",
                "output_norm": "output.LayerNorm"}
 
