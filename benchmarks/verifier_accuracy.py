@@ -12,7 +12,8 @@ both through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES
 - statements: shared/data/attribution_dev.jsonl (SciFact, WiCE) with each question form (none,
   a real question about the page, one that restates the claim), shared/data/recall_dev.jsonl
   (QAGS), VitaminC's held-out half of cases, FEVER-symmetric test;
-- the hand-written plain and unanswerable cases;
+- the hand-written plain and unanswerable cases (`--plain-cases`: another file of plain cases,
+  as benchmarks/data/plain_cases_sealed.jsonl, written blind on 2026-11-27 and scored once);
 - `--task sealed` (only when named): the sealed test split's whole relevance samples
   (training/prepare_split_data.py: HotpotQA test questions in the shapes above, plain one-context
   windows of SelQA and SQuAD test questions), the final evaluation of the relevance decision.
@@ -229,10 +230,12 @@ def statements(scorer: Scorer, task: str, limit: int | None, shift: int, questio
     return {task: _figures([r["label"] for r in rows], verdicts, [r["source"] for r in rows])}
 
 
-def plain(scorer: Scorer) -> dict[str, Any]:
+def plain(scorer: Scorer, cases: Path = PLAIN) -> dict[str, Any]:
+    """The hand-written cases of `cases` (benchmarks/data/plain_cases.jsonl unless another file of
+    the same form is named, as the sealed plain_cases_sealed.jsonl), each right or wrong."""
     right: dict[str, list[str]] = {"relevance": [], "attribution": []}
     wrong: list[str] = []
-    for row in (json.loads(line) for line in PLAIN.read_text(encoding="utf-8").splitlines() if line.strip()):
+    for row in (json.loads(line) for line in cases.read_text(encoding="utf-8").splitlines() if line.strip()):
         sample = Sample(user_input=row["user_input"], retrieved_contexts=row["retrieved_contexts"])
         if row["kind"] == "relevance":
             details = scorer.select(row["user_input"], row["retrieved_contexts"])
@@ -296,6 +299,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--no-verifier", action="store_true", help="the same as --grader judge")
     parser.add_argument("--forms", default=",".join(QUESTION_FORMS), help=f"the claims' question forms to score, of: {', '.join(QUESTION_FORMS)}")
     parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
+    parser.add_argument("--plain-cases", type=Path, default=PLAIN, help="the hand-written cases for --task plain (default: benchmarks/data/plain_cases.jsonl; benchmarks/data/plain_cases_sealed.jsonl was written blind and scored once)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--dump-rows", type=Path, help="write every statement's label and verdict features here (JSON Lines)")
     parser.add_argument("--verifier-file", type=Path, help="score with this verifier file instead of the shipped one (a retrain, before it ships)")
@@ -318,7 +322,7 @@ def main(argv: Iterable[str] | None = None) -> None:
         if task in tasks:
             report[task] = statements(scorer, task, args.limit, args.shift, args.forms.split(","))
     if "plain" in tasks:
-        report["plain"] = plain(scorer)
+        report["plain"] = plain(scorer, args.plain_cases)
     if "sealed" in tasks:
         report["sealed"] = sealed(scorer, args.limit)
     if "sealed-news" in tasks:
