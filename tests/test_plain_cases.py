@@ -56,7 +56,7 @@ def test_the_benchmark_scores_the_plain_file_it_is_given(tmp_path: Path) -> None
         {"id": "x3", "kind": "attribution", "user_input": "q", "retrieved_contexts": ["Paris is in France."], "statement": "Paris is in France.", "label": 0},
     ]
     cases.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    report = verifier_accuracy.plain(RequiredFirst(), cases)  # type: ignore[arg-type]
+    report = verifier_accuracy.plain(RequiredFirst(), cases)
     assert report["right"] == {"relevance": 1, "attribution": 0}
     assert [w.split(":")[0] for w in report["wrong"]] == ["x2", "x3"]
 
