@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judge_cache import CACHE, CachedJudge
+from judge_cache import CACHE, CachedJudge, with_calibration_file
 from labelled_rows import (
     EXTERNAL_SETS,
     PLAIN,
@@ -453,12 +453,12 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"  {shape}: {fmt(cost.get('seconds'))} judge seconds, {fmt(cost.get('calls'))} calls and {fmt(cost.get('prompt_evaluated'))} prompt tokens evaluated per question")
     if "unanswerable" in report:
         u = report["unanswerable"]
-        print(f"\nunanswerable questions (benchmarks/data/unanswerable.jsonl, {u['n']} hand-written, shipped calibration): "
+        print(f"\nunanswerable questions (benchmarks/data/unanswerable.jsonl, {u['n']} hand-written, calibration: {report['calibration']}): "
               f"insufficient information {fmt(u['insufficient'])}; with the answer added: insufficient {fmt(u['twin_insufficient'])}, "
               f"answer selected {fmt(u['twin_answer_selected'])}")
     if "plain" in report:
         cells = ", ".join(f"{kind} {f['right']} of {f['n']} right" for kind, f in report["plain"].items())
-        print(f"\nplain cases (benchmarks/data/plain_cases.jsonl, hand-written, shipped calibration): {cells}")
+        print(f"\nplain cases (benchmarks/data/plain_cases.jsonl, hand-written, calibration: {report['calibration']}): {cells}")
     if "retrieval" in report:
         print(f"\nretrieval: id_context_recall vs the file's id_recall: {report['retrieval']['id_recall_mismatches']} mismatches in {report['retrieval']['n']} rows")
 
@@ -477,6 +477,7 @@ def build_parser(description: str | None = __doc__) -> argparse.ArgumentParser:
     parser.add_argument("--next-chunk-coverage", type=float, help="context_recall reads a chunk after the best only when one of its sentences holds this share of the statement's words (default: recall.NEXT_CHUNK_COVERAGE; 0 reads it always)")
     parser.add_argument("--combination", default=",".join(ATTRIBUTION_FEATURES), help="comma-separated features of the statement-verdict combination to fit (default: the shipped ones)")
     parser.add_argument("--verifier-feature", action="store_true", help="statement tasks: also fit and cross-validate combinations with the trained verifier's logit as a feature")
+    parser.add_argument("--calibration", type=Path, help="a calibration file whose tables replace the catalog's (localeval calibrate's, or choose_decision.py --write-calibration's): the figures called \"shipped\" are then that file's")
     parser.add_argument("--cache", type=Path, help="the judge answer cache (default: benchmarks/.cache/judge/MODEL/answers.jsonl); a new file measures cost afresh")
     parser.add_argument("--json", type=Path, help="also write the report here")
     return parser
@@ -498,10 +499,11 @@ def measure(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[s
     VERIFIER_FEATURE[0] = args.verifier_feature
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
-    shipped = CATALOG[catalog_name].calibration if catalog_name else {}
+    shipped = with_calibration_file(CATALOG[catalog_name].calibration if catalog_name else {}, args.calibration)
     judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
     limit = args.limit.get
-    report: dict[str, Any] = {"judge": catalog_name or path.name, "catalog_name": catalog_name, "limit": args.limit, "shift": args.shift}
+    report: dict[str, Any] = {"judge": catalog_name or path.name, "catalog_name": catalog_name, "limit": args.limit, "shift": args.shift,
+                              "calibration": f"the tables of {args.calibration} where it has one, else the shipped" if args.calibration else "shipped"}
     verdict_tasks = {task: statement_rows(judge, task, limit(task, limit("*")), args.shift) for task in ("attribution", "recall", *EXTERNAL_SETS) if task in tasks}
     if verdict_tasks:
         report["verdicts"] = attribution_report(verdict_tasks, shipped.get(ATTRIBUTION_KEY), args.combination.split(","))

@@ -21,6 +21,19 @@ from localeval.judge import Judge, Message, T, Usage
 CACHE = Path(__file__).resolve().parent / ".cache" / "judge"
 
 
+def with_calibration_file(tables: Mapping[str, Mapping[str, Any]], path: Path | None) -> dict[str, Mapping[str, Any]]:
+    """The judge's calibration tables (the catalog's) with those a calibration file names put in
+    their place (`localeval calibrate`'s, or a candidate of training/choose_decision.py
+    --write-calibration): a candidate table is then measured by the metric itself, as
+    `localeval score --calibration` would use it. The file is read and checked as score reads it."""
+    if path is None:
+        return dict(tables)
+    from localeval.calibration.combination import read_calibration_file
+    from localeval.metrics import calibration_tasks
+
+    return {**tables, **read_calibration_file(str(path), calibration_tasks()).tables}
+
+
 def _key(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
 

@@ -58,7 +58,7 @@ NEWS_SEED = 20261126  # verifier_sealed.py's SEED: the same summaries for both
 class Scorer:
     """The two judge metrics with the grader named, and the judge they need then."""
 
-    def __init__(self, grader: str, model: str | None) -> None:
+    def __init__(self, grader: str, model: str | None, calibration: Path | None = None) -> None:
         options: dict[str, Any] = {"grader": grader}
         self.relevance = create_metric("context_relevance", options)
         self.recall = create_metric("context_recall", options)
@@ -66,13 +66,14 @@ class Scorer:
         self.seconds: dict[str, list[float]] = {}
         self.judge_seconds: dict[str, list[float]] = {}
         if self.relevance.uses_judge() or self.recall.uses_judge():
-            from judge_cache import CACHE, CachedJudge
+            from judge_cache import CACHE, CachedJudge, with_calibration_file
 
             from localeval.judge import load_judge
             from localeval.models.store import CATALOG, DEFAULT_MODEL, resolve_model
 
             path, name = resolve_model(model or DEFAULT_MODEL)
-            self.judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), CATALOG[name].calibration if name else {})
+            tables = with_calibration_file(CATALOG[name].calibration if name else {}, calibration)
+            self.judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), tables)
 
     def _timed(self, cost: str | None, started: float, judged: float) -> None:
         """Seconds per sample, and the judge's share of them (cached answers count as they first cost)."""
@@ -299,6 +300,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--no-verifier", action="store_true", help="the same as --grader judge")
     parser.add_argument("--forms", default=",".join(QUESTION_FORMS), help=f"the claims' question forms to score, of: {', '.join(QUESTION_FORMS)}")
     parser.add_argument("--model", help="the judge for --no-verifier (default: the catalog's default)")
+    parser.add_argument("--calibration", type=Path, help="with the judge: a calibration file whose tables replace the catalog's (a candidate from choose_decision.py --write-calibration)")
     parser.add_argument("--plain-cases", type=Path, default=PLAIN, help="the hand-written cases for --task plain (default: benchmarks/data/plain_cases.jsonl; benchmarks/data/plain_cases_sealed.jsonl was written blind and scored once)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--dump-rows", type=Path, help="write every statement's label and verdict features here (JSON Lines)")
@@ -311,7 +313,7 @@ def main(argv: Iterable[str] | None = None) -> None:
         from localeval.verifier import load_verifier
 
         remember_pairs(load_verifier())
-    scorer = Scorer(grader, args.model)
+    scorer = Scorer(grader, args.model, args.calibration)
     tasks = args.task.split(",")
     report: dict[str, Any] = {"design": {"judge": "judge rule", "verifier": "verifier", "stacked": "stacked (judge rule and verifier)"}[grader], "limit": args.limit, "shift": args.shift}
     if "relevance" in tasks:

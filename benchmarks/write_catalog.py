@@ -45,6 +45,8 @@ def main(argv: Iterable[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if resolve_model(args.model)[1] is None:
         parser.error(f"--model {args.model}: not a catalog model, so there is no table to write")
+    if args.calibration:
+        parser.error("--calibration: this fits the catalog's own tables; measure a calibration file with accuracy.py --calibration")
     report = measure(parser, args)
     print_report(report)
     if args.json:

@@ -106,3 +106,25 @@ def test_the_attribution_choice_runs_whole_and_reports_every_candidate():
     report, verdicts = choose_decision.choose_attribution(rows, 0.0)
     assert set(verdicts) == {"judge", "verifier", *choose_decision.attribution_fitted(rows), "cascade"}
     assert all("fitted_on_all" in report["candidates"][name] for name in choose_decision.attribution_fitted(rows))
+
+
+def test_the_refitted_judge_rule_reads_only_the_judge_rules_features_and_is_written_as_a_calibration_file_the_metric_accepts(tmp_path: Path):
+    """The default's candidate (the judge rule's own features refitted on validation rows) must be a
+    table the judge rule can use as it is: no verifier reading among its features, and the file
+    --write-calibration writes is read and checked as `localeval score --calibration` reads it."""
+    from localeval.calibration.combination import checked_calibration
+    from localeval.calibration.fitting import Fit
+    from localeval.metrics import calibration_tasks, create_metric
+
+    relevance = create_metric("context_relevance", {})
+    judge_features = list(relevance.calibration_features)
+    rows = [{"judge_features": [dict.fromkeys(judge_features, 0.0)], "verifier_logits": [0.0]}]
+    for name, (features, _, _) in choose_decision.fitted_relevance(rows).items():
+        if name in choose_decision.JUDGE_REFIT_CANDIDATES:
+            assert sorted(features) == sorted(judge_features)
+    fit = Fit(intercept=-1.0, weights=dict.fromkeys(judge_features, 0.5))
+    path = tmp_path / "candidate.json"
+    choose_decision.write_calibration("judge rule refitted (its own features)", fit, {"figure": 0.6}, path)
+    calibration = checked_calibration(str(path), [relevance], calibration_tasks())
+    assert calibration is not None and calibration.tables["relevance"] == fit.table()
+    assert calibration.judge_mismatch(None) is None  # written for the default judge

@@ -14,6 +14,10 @@ by question, so no candidate is scored on the questions it was fitted on:
 - cascade: the verifier decides a unit whose logit is outside a band; inside it, the judge rule
   does. The band is chosen on the training folds; a sample with no unit inside the band never
   asks the judge, which is what it saves.
+- judge rule refitted: the judge rule's own features (no verifier reading) refitted the same way,
+  a candidate for the default's table; `--write-calibration NAME FILE` writes it, fitted on all
+  rows, as a calibration file, so the benchmarks measure it through the metric on held-out rows
+  (`accuracy.py --calibration FILE`) before the catalog changes (Rule 23, docs/measured.md).
 
 `--task attribution` chooses the same way for the statements context_recall, faithfulness and
 factual_correctness judge (decision_rows.py --task attribution): the judge rule (its shipped
@@ -59,7 +63,8 @@ from localeval.calibration.fitting import Fit, Selector, balanced_accuracy, bala
 from localeval.graders.judge_units import select_units
 from localeval.graders.stacked import CASCADE, STACKED, STACKED_FEATURES, relevance_features
 from localeval.graders.verifier import context_best
-from localeval.models.store import DEFAULT_MODEL, replace_calibrations
+from localeval.models.store import CATALOG, DEFAULT_MODEL, replace_calibrations
+from localeval.run.calibrate import calibration_document
 from localeval.verifier import Verifier, shipped_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +96,9 @@ STACKED_CANDIDATES: dict[str, tuple[list[str], bool]] = {
 QUESTION_EVIDENCE = ("overlap", "overlap_vs_best", "focus_vs_best", "passage_overlap", "bridge", "opens_passage", "subject_asked", "named_by_pronoun", "new_facts", "opens_long_question")
 NO_JUDGE_FEATURES = ["verifier", "verifier_passage", "verifier_vs_best", *QUESTION_EVIDENCE]
 NO_JUDGE_CANDIDATES: dict[str, bool] = {"verifier + question evidence (no judge)": False, "verifier + question evidence (no judge), per sample": True}
+# The judge rule's own features refitted on the validation rows (its shipped table was fitted on HotpotQA
+# dev and SQuAD only, never on the plain shapes): the default's decision with no verifier.
+JUDGE_REFIT_CANDIDATES: dict[str, bool] = {"judge rule refitted (its own features)": False, "judge rule refitted (its own features), per sample": True}
 
 
 def sample_weights(rows: Sequence[dict[str, Any]], per_sample: bool) -> list[float] | None:
@@ -361,6 +369,16 @@ def ship_band(band: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) ->
     store("attribution", CASCADE, {"low": band["low"], "high": band["high"]}, file, catalog)
 
 
+def write_calibration(name: str, fit: Fit, figures: dict[str, Any], path: Path) -> None:
+    """A refitted judge-rule relevance table as a localeval calibration file for the default judge
+    (what `localeval score --calibration` reads): a candidate for the default is measured by the
+    metric itself on held-out rows (the benchmarks' --calibration) before the catalog changes."""
+    judge = {"backend": "gguf", "model": DEFAULT_MODEL, "sha256": CATALOG[DEFAULT_MODEL].sha256}
+    document = calibration_document({"relevance": fit}, {"relevance": {"candidate": name, "validation, out of fold": figures}}, judge)
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}: {name}, fitted on all rows, as a calibration file for {DEFAULT_MODEL}")
+
+
 def store(task: str, key: str, entry: dict[str, Any], file: Path, catalog: Path) -> None:
     """Write `entry`, tied to the verifier file's SHA-256, as `key` inside the default judge's
     catalog table for `task`, the table's other keys as they were."""
@@ -373,17 +391,22 @@ def store(task: str, key: str, entry: dict[str, Any], file: Path, catalog: Path)
     print(f"stored in {catalog}: {DEFAULT_MODEL}'s calibration.{task}.{key}")
 
 
+def judge_features(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The judge rule's own relevance features, as the decision rows hold them."""
+    return sorted(rows[0]["judge_features"][0]) if rows[0]["judge_features"] else []
+
+
 def every_feature(rows: Sequence[dict[str, Any]]) -> list[str]:
     """The judge rule's features beside the verifier's three: the "every feature" stacked model's inputs."""
-    judge_features = sorted(rows[0]["judge_features"][0]) if rows[0]["judge_features"] else []
-    return [*judge_features, "verifier", "verifier_passage", "verifier_vs_best"]
+    return [*judge_features(rows), "verifier", "verifier_passage", "verifier_vs_best"]
 
 
 def fitted_relevance(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[list[str], bool, Selector]]:
     """Every fitted relevance candidate: its features, whether each sample weighs the same, and its selection rule."""
     every = every_feature(rows)
     return {**{name: (features or every, per_sample, select_units) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
-            **{name: (NO_JUDGE_FEATURES, per_sample, threshold_only) for name, per_sample in NO_JUDGE_CANDIDATES.items()}}
+            **{name: (NO_JUDGE_FEATURES, per_sample, threshold_only) for name, per_sample in NO_JUDGE_CANDIDATES.items()},
+            **{name: (judge_features(rows), per_sample, select_units) for name, per_sample in JUDGE_REFIT_CANDIDATES.items()}}
 
 
 def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> dict[str, Selections]:
@@ -429,6 +452,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures and the rules fitted on all rows here")
     parser.add_argument("--against", type=Path, help="another file's decision rows of the same samples or claims: each candidate's difference with a paired bootstrap interval")
     parser.add_argument("--against-file", type=Path, default=shipped_path(), help="the verifier file --against's rows were made with (default: the shipped one)")
+    parser.add_argument("--write-calibration", nargs=2, metavar=("NAME", "FILE"), help="relevance: write this refitted judge-rule candidate, fitted on all rows, as a calibration file (for the benchmarks' --calibration)")
     parser.add_argument("--ship", metavar="NAME", help="store this stacked candidate, fitted on all rows, in the default judge's catalog table (attribution: or 'cascade', the band)")
     args = parser.parse_args()
     args.rows = args.rows or CACHE / "decision" / f"{args.task}_rows.jsonl"
@@ -437,6 +461,8 @@ def main() -> None:
     shippable = [*STACKED_CANDIDATES] if args.task == "relevance" else [*attribution_fitted(rows), "cascade"]
     if args.ship and args.ship not in shippable:
         parser.error(f"--ship {args.ship!r}: for --task {args.task} one of {', '.join(repr(n) for n in shippable)}")
+    if args.write_calibration and (args.task != "relevance" or args.write_calibration[0] not in JUDGE_REFIT_CANDIDATES):
+        parser.error(f"--write-calibration: --task relevance and one of {', '.join(repr(n) for n in JUDGE_REFIT_CANDIDATES)}")
     verifier = Verifier(str(args.file), args.file.read_bytes())
     if args.task == "attribution":
         report, verdicts = choose_attribution(rows, verifier.calibration["attribution"].cut)
@@ -467,6 +493,9 @@ def main() -> None:
         fit = fit_stacked(rows, features, per_sample, selector)
         report["candidates"][name]["fitted_on_all"] = fit.table()
         print(f"{name} fitted on all rows: {fit.table()}")
+        if args.write_calibration and name == args.write_calibration[0]:
+            figures = {k: v for k, v in report["candidates"][name].items() if k != "fitted_on_all"}
+            write_calibration(name, fit, figures, Path(args.write_calibration[1]))
     low, high = best_band(rows)
     share = cascade_selections(rows, low, high)[1]
     report["cascade_band"] = {"low": low, "high": high, "judge_share": round(share, 4)}
