@@ -25,13 +25,20 @@ def with_calibration_file(tables: Mapping[str, Mapping[str, Any]], path: Path | 
     """The judge's calibration tables (the catalog's) with those a calibration file names put in
     their place (`localeval calibrate`'s, or a candidate of training/choose_decision.py
     --write-calibration): a candidate table is then measured by the metric itself, as
-    `localeval score --calibration` would use it. The file is read and checked as score reads it."""
+    `localeval score --calibration` would use it. The file is read and checked against the two judge
+    metrics the benchmarks run as score checks it, before any judge call: a bad file stops the run
+    with the error naming it."""
     if path is None:
         return dict(tables)
-    from localeval.calibration.combination import read_calibration_file
-    from localeval.metrics import calibration_tasks
+    from localeval.calibration.combination import checked_calibration
+    from localeval.errors import ConfigError
+    from localeval.metrics import calibration_tasks, create_metric
 
-    return {**tables, **read_calibration_file(str(path), calibration_tasks()).tables}
+    try:
+        calibration = checked_calibration(str(path), [create_metric("context_relevance", {}), create_metric("context_recall", {})], calibration_tasks())
+    except ConfigError as error:
+        raise SystemExit(str(error)) from None
+    return {**tables, **(calibration.tables if calibration else {})}
 
 
 def _key(*parts: Any) -> str:

@@ -121,10 +121,13 @@ def test_the_refitted_judge_rule_reads_only_the_judge_rules_features_and_is_writ
     rows = [{"judge_features": [dict.fromkeys(judge_features, 0.0)], "verifier_logits": [0.0]}]
     for name, (features, _, _) in choose_decision.fitted_relevance(rows).items():
         if name in choose_decision.JUDGE_REFIT_CANDIDATES:
-            assert sorted(features) == sorted(judge_features)
-    fit = Fit(intercept=-1.0, weights=dict.fromkeys(judge_features, 0.5))
+            left_out = choose_decision.JUDGE_REFIT_CANDIDATES[name][0]
+            assert sorted(features) == sorted(f for f in judge_features if f not in left_out)
+    kept = [f for f in judge_features if f not in choose_decision.SUBJECT_FEATURES]
+    fit = Fit(intercept=-1.0, weights=dict.fromkeys(kept, 0.5))
     path = tmp_path / "candidate.json"
-    choose_decision.write_calibration("judge rule refitted (its own features)", fit, {"figure": 0.6}, path)
+    choose_decision.write_calibration("judge rule refitted (without the subject features)", fit, judge_features, {"figure": 0.6}, path)
     calibration = checked_calibration(str(path), [relevance], calibration_tasks())
-    assert calibration is not None and calibration.tables["relevance"] == fit.table()
+    assert calibration is not None
+    assert calibration.tables["relevance"]["weights"] == {**dict.fromkeys(judge_features, 0.0), **dict.fromkeys(kept, 0.5)}  # left out: 0
     assert calibration.judge_mismatch(None) is None  # written for the default judge

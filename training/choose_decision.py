@@ -97,8 +97,16 @@ QUESTION_EVIDENCE = ("overlap", "overlap_vs_best", "focus_vs_best", "passage_ove
 NO_JUDGE_FEATURES = ["verifier", "verifier_passage", "verifier_vs_best", *QUESTION_EVIDENCE]
 NO_JUDGE_CANDIDATES: dict[str, bool] = {"verifier + question evidence (no judge)": False, "verifier + question evidence (no judge), per sample": True}
 # The judge rule's own features refitted on the validation rows (its shipped table was fitted on HotpotQA
-# dev and SQuAD only, never on the plain shapes): the default's decision with no verifier.
-JUDGE_REFIT_CANDIDATES: dict[str, bool] = {"judge rule refitted (its own features)": False, "judge rule refitted (its own features), per sample": True}
+# dev and SQuAD only, never on the plain shapes): the default's decision with no verifier. Each: the
+# features left out, and whether each sample weighs the same. SUBJECT_FEATURES are those the shipped table
+# leaves at 0 since 2026-11-24 (docs/experiments.md); HotpotQA's labels, which count the sentence that
+# introduces the entity, pull them up (Rule 23).
+SUBJECT_FEATURES = ("focus_vs_best", "subject_asked")
+JUDGE_REFIT_CANDIDATES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "judge rule refitted (its own features)": ((), False),
+    "judge rule refitted (its own features), per sample": ((), True),
+    "judge rule refitted (without the subject features)": (SUBJECT_FEATURES, False),
+}
 
 
 def sample_weights(rows: Sequence[dict[str, Any]], per_sample: bool) -> list[float] | None:
@@ -369,12 +377,14 @@ def ship_band(band: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) ->
     store("attribution", CASCADE, {"low": band["low"], "high": band["high"]}, file, catalog)
 
 
-def write_calibration(name: str, fit: Fit, figures: dict[str, Any], path: Path) -> None:
+def write_calibration(name: str, fit: Fit, features: Sequence[str], figures: dict[str, Any], path: Path) -> None:
     """A refitted judge-rule relevance table as a localeval calibration file for the default judge
     (what `localeval score --calibration` reads): a candidate for the default is measured by the
-    metric itself on held-out rows (the benchmarks' --calibration) before the catalog changes."""
+    metric itself on held-out rows (the benchmarks' --calibration) before the catalog changes. Every
+    one of the judge rule's `features` gets a weight, 0 for those the candidate leaves out."""
     judge = {"backend": "gguf", "model": DEFAULT_MODEL, "sha256": CATALOG[DEFAULT_MODEL].sha256}
-    document = calibration_document({"relevance": fit}, {"relevance": {"candidate": name, "validation, out of fold": figures}}, judge)
+    table = Fit(fit.intercept, {feature: fit.weights.get(feature, 0.0) for feature in features})
+    document = calibration_document({"relevance": table}, {"relevance": {"candidate": name, "validation, out of fold": figures}}, judge)
     path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}: {name}, fitted on all rows, as a calibration file for {DEFAULT_MODEL}")
 
@@ -406,7 +416,7 @@ def fitted_relevance(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[list[str
     every = every_feature(rows)
     return {**{name: (features or every, per_sample, select_units) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
             **{name: (NO_JUDGE_FEATURES, per_sample, threshold_only) for name, per_sample in NO_JUDGE_CANDIDATES.items()},
-            **{name: (judge_features(rows), per_sample, select_units) for name, per_sample in JUDGE_REFIT_CANDIDATES.items()}}
+            **{name: ([f for f in judge_features(rows) if f not in left_out], per_sample, select_units) for name, (left_out, per_sample) in JUDGE_REFIT_CANDIDATES.items()}}
 
 
 def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> dict[str, Selections]:
@@ -495,7 +505,7 @@ def main() -> None:
         print(f"{name} fitted on all rows: {fit.table()}")
         if args.write_calibration and name == args.write_calibration[0]:
             figures = {k: v for k, v in report["candidates"][name].items() if k != "fitted_on_all"}
-            write_calibration(name, fit, figures, Path(args.write_calibration[1]))
+            write_calibration(name, fit, judge_features(rows), figures, Path(args.write_calibration[1]))
     low, high = best_band(rows)
     share = cascade_selections(rows, low, high)[1]
     report["cascade_band"] = {"low": low, "high": high, "judge_share": round(share, 4)}
