@@ -69,11 +69,16 @@ def best_of_context(first: Sequence[tuple[float, int]], second: Sequence[float |
     """The second reads kept only for each context's best unit by them ("each"), or only for the
     best unit of the one context they favour most ("one"): read beside the first hop, every
     sentence of the bridged paragraph scores high, and only one of them is the second hop."""
-    best: dict[int, int] = {}
-    for i, ((_, p), value) in enumerate(zip(first, second)):
-        if value is not None and (p not in best or value > second[best[p]]):  # type: ignore[operator]
-            best[p] = i
-    keep = set(best.values()) if contexts == "each" else {max(best.values(), key=lambda i: second[i])} if best else set()  # type: ignore[arg-type, return-value]
+    read = {i: value for i, value in enumerate(second) if value is not None}
+    best: dict[int, int] = {}  # context -> its unit with the highest second read
+    for i, value in read.items():
+        context = first[i][1]
+        if context not in best or value > read[best[context]]:
+            best[context] = i
+    if contexts == "each":
+        keep = set(best.values())
+    else:
+        keep = {max(best.values(), key=read.__getitem__)} if best else set()
     return [value if i in keep else None for i, value in enumerate(second)]
 
 
