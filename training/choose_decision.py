@@ -413,10 +413,10 @@ def every_feature(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def fitted_relevance(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[list[str], bool, Selector]]:
     """Every fitted relevance candidate: its features, whether each sample weighs the same, and its selection rule."""
-    every = every_feature(rows)
+    own, every = judge_features(rows), every_feature(rows)
     return {**{name: (features or every, per_sample, select_units) for name, (features, per_sample) in STACKED_CANDIDATES.items()},
             **{name: (NO_JUDGE_FEATURES, per_sample, threshold_only) for name, per_sample in NO_JUDGE_CANDIDATES.items()},
-            **{name: ([f for f in judge_features(rows) if f not in left_out], per_sample, select_units) for name, (left_out, per_sample) in JUDGE_REFIT_CANDIDATES.items()}}
+            **{name: ([f for f in own if f not in left_out], per_sample, select_units) for name, (left_out, per_sample) in JUDGE_REFIT_CANDIDATES.items()}}
 
 
 def relevance_candidates(rows: Sequence[dict[str, Any]], verifier: Verifier) -> dict[str, Selections]:
