@@ -9,7 +9,7 @@ question); per source; and judge seconds and prompt tokens evaluated per sample.
 
 - attribution (SciFact + WiCE claims), recall (QAGS summary statements), vitaminc and
   fever (public claim/evidence pairs, benchmarks/DATA_SOURCES.md; --shift 1 scores their
-  held-out part): balanced accuracy, AUC; the combination is fitted on all of them at
+  second half, the dev rows choices were made on): balanced accuracy, AUC; the combination is fitted on all of them at
   once, each task and each class weighing the same;
 - relevance (HotpotQA supporting facts in five shapes: 10, 3 and 1 contexts, and the
   distractors alone) and squad (SQuAD 2.0 single-paragraph questions: the paragraph alone,
@@ -85,8 +85,8 @@ from localeval.metrics.relevance import CALIBRATION_KEY as RELEVANCE_KEY
 from localeval.metrics.relevance import FEATURES as RELEVANCE_METRIC_FEATURES
 from localeval.models.store import CATALOG, DEFAULT_MODEL, resolve_model
 
-# The features of each combination. Few on purpose: a held-out split of the same
-# sources checks that they generalise.
+# The features of each combination. Few on purpose: the second half of the same
+# sources (dev rows) checks that they generalise.
 EVIDENCE_FEATURES = ["coverage", "best_coverage", "similarity", "number_coverage", "entity_coverage", "missing"]
 # One calibration serves every kind of text (claims against abstracts, Wikipedia pages and
 # single evidence sentences; summary statements against news articles), since a run cannot
@@ -468,7 +468,7 @@ def build_parser(description: str | None = __doc__) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="attribution,recall,vitaminc,fever,relevance,squad,plain,retrieval", help="comma-separated: attribution, recall, vitaminc, fever, relevance, squad, plain, unanswerable, retrieval")
     parser.add_argument("--limit", type=parse_limits, default={}, help="rows per task, evenly spaced: N for every task, or TASK=N,... (default: the whole dev split)")
-    parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones")
+    parser.add_argument("--shift", type=int, default=0, help="with --limit: take the rows this many rows after the usual ones (--shift 1: the dev half, which choices have read; not unseen rows)")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--judged-contexts", type=int, help="context_relevance's judged_contexts option (default: the metric's); 0 reads every context")

@@ -3,10 +3,10 @@
 - faithfulness: the claims of ../shared/data/attribution_dev.jsonl (SciFact + WiCE) given as
   responses: the claim is the response, its document the one retrieved context, no question.
   A response counts as faithful when the metric scores it 1 (every statement supported); its
-  label says whether people found it supported. Rows: `--claims N` of the held-out half (the dev rows between those the shipped calibration was fitted on, as
+  label says whether people found it supported. Rows: `--claims N` of the dev half (the dev rows between those the shipped calibration was fitted on, as
   `benchmarks/accuracy.py --limit attribution=150 --shift 1` reads them). Balanced accuracy per
   source and overall, and the AUC of the least supported statement's probability.
-- factual_correctness (`--factual N`): the same held-out claims as responses, each with its
+- factual_correctness (`--factual N`): the same dev claims as responses, each with its
   document as the reference, in `precision` mode (the share of the response's statements the
   reference supports: what the label says). Balanced accuracy and AUC as faithfulness'.
 - context_precision: HotpotQA questions of ../shared/data/relevance_dev.jsonl with their ten
@@ -15,7 +15,7 @@
   against the same formula on the gold labels (mean absolute difference, and how often they are
   equal), paragraph-level AUC of P(useful) and balanced accuracy of the verdicts, and the mean
   average precision of the paragraphs ranked by P(useful). Rows: `--questions N` of the
-  held-out half (the odd-numbered rows); no usefulness calibration was fitted on any row.
+  dev half (the odd-numbered rows); no usefulness calibration was fitted on any row.
 - Cost: seconds (judge seconds, as measured when each answer was first asked) and judge prompt
   tokens per sample; with `--verifier`, wall seconds (no judge).
 
@@ -98,7 +98,7 @@ def faithfulness_rows(judge: Judge | None, count: int, verifier: bool) -> list[d
 
 
 def factual_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict[str, Any]]:
-    """factual_correctness (precision) on the held-out claims: the claim is the response, its document the reference."""
+    """factual_correctness (precision) on the dev claims: the claim is the response, its document the reference."""
     metric = create_metric("factual_correctness", {"verifier": verifier, "mode": "precision"})
     rows = held_out_half(read("attribution_dev.jsonl"), count)
     records = []
@@ -186,9 +186,9 @@ def fit_usefulness(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--claims", type=int, default=60, help="claims of the held-out half scored as responses (0: skip faithfulness)")
-    parser.add_argument("--factual", type=int, default=0, metavar="N", help="factual_correctness (precision mode) on N claims of the held-out half, each with its document as the reference")
-    parser.add_argument("--questions", type=int, default=20, help="HotpotQA questions of the held-out half (0: skip context_precision)")
+    parser.add_argument("--claims", type=int, default=60, help="claims of the dev half scored as responses (0: skip faithfulness)")
+    parser.add_argument("--factual", type=int, default=0, metavar="N", help="factual_correctness (precision mode) on N claims of the dev half, each with its document as the reference")
+    parser.add_argument("--questions", type=int, default=20, help="HotpotQA questions of the dev half (0: skip context_precision)")
     parser.add_argument("--fit-usefulness", type=int, default=0, metavar="N", help="fit context_precision's usefulness calibration on N questions of the other (even-numbered) half and print its table")
     parser.add_argument("--verifier", action="store_true", help="decide with the trained verifier instead of the judge")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path (default: the default judge)")

@@ -2,13 +2,13 @@
 
 accuracy.py (the judge rule), verifier_accuracy.py (the verifier), write_catalog.py (the release
 step), the lab notebooks and training/prepare_verifier_data.py (which keeps the benchmarks'
-held-out halves out of training) all read the same rows the same way from here, so a row a fit
+dev halves out of training) all read the same rows the same way from here, so a row a fit
 never saw stays unseen whichever script reads it.
 
 - shared/data (`DATA`, or $LOCALEVAL_DEV_DATA): HotpotQA relevance, SciFact and WiCE claims, QAGS
   summaries, retrieval ids; read whole or `limit` rows evenly spaced (`read`).
 - public sets beyond it (`EXTERNAL`, benchmarks/DATA_SOURCES.md): VitaminC and FEVER-symmetric
-  claim/evidence pairs, SQuAD 2.0 paragraphs; each hashed into a fit half and a held-out half
+  claim/evidence pairs, SQuAD 2.0 paragraphs; each hashed into a fit half and a dev half
   (`held_out`).
 - the hand-written cases under benchmarks/data (`PLAIN`, `UNANSWERABLE`).
 """
@@ -33,7 +33,7 @@ DATA = Path(os.environ.get("LOCALEVAL_DEV_DATA") or next((p for p in _BESIDE if 
 # comes from, its licence, and how to unpack it here); never committed, only read.
 EXTERNAL = Path(os.environ.get("LOCALEVAL_EXTERNAL_DATA", HERE / ".cache" / "external"))
 EXTERNAL_SETS = {
-    # task: (file for the fit, file held out, label that means "supported")
+    # task: (file for the fit, file of the dev half, label that means "supported")
     "vitaminc": ("vitaminc_real/test.jsonl", "vitaminc_real/test.jsonl", "SUPPORTS"),
     "fever": ("fever_symmetric/dev.jsonl", "fever_symmetric/test.jsonl", "SUPPORTS"),
 }
@@ -57,15 +57,15 @@ def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
 
 
 def held_out(task: str, group: str) -> bool:
-    """Whether a group of a public set is in its held-out half: a stable hash of the group, so the
+    """Whether a group of a public set is in its dev half: a stable hash of the group, so the
     half a fit never reads is the same for every script and every run."""
     return hashlib.sha256(f"{SPLIT_SEED}:{task}:{group}".encode()).digest()[0] % 2 == 1
 
 
 def read_external(task: str, limit: int | None, held_out_half: bool) -> list[dict[str, Any]]:
     """Claim/evidence pairs of a public set as attribution rows. VitaminC has one file: its
-    cases are hashed into a fit half and a held-out half; FEVER-symmetric has a dev file (fit)
-    and a test file (held out). `limit` rows evenly spaced through the hash order."""
+    cases are hashed into a fit half and a dev half; FEVER-symmetric has a dev file (fit)
+    and a test file (its second half, the dev rows). `limit` rows evenly spaced through the hash order."""
     fit_file, held_file, supported = EXTERNAL_SETS[task]
     path = EXTERNAL / (held_file if held_out_half else fit_file)
     if not path.is_file():
@@ -84,7 +84,7 @@ def read_external(task: str, limit: int | None, held_out_half: bool) -> list[dic
 
 
 def read_squad(limit: int | None, held_out_half: bool) -> list[dict[str, Any]]:
-    """SQuAD 2.0 paragraphs (a stable half hashed to the fit, the other held out), each with one
+    """SQuAD 2.0 paragraphs (a stable half hashed to the fit, the other the dev half), each with one
     of its answerable questions (hashed; with the answer's character offset) and its first
     unanswerable one, and the article's next two paragraphs (topical distractors); `limit`
     paragraphs evenly spaced through the hash order."""

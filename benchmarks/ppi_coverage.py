@@ -1,6 +1,6 @@
 """How often the prediction-powered interval covers the human mean, and how wide it is, by simulation.
 
-Issue 45 measured classic PPI (ARES: the metric's weight fixed at 1) on held-out rows with the
+Issue 45 measured classic PPI (ARES: the metric's weight fixed at 1) on labelled rows with the
 default judge: it covered the human mean, but was WIDER than the interval from the same labels
 alone, because the judge's verdicts carry little of the human signal. localeval now uses PPI++
 (localeval.stats.ppi: the weight chosen to minimise the variance, a variance floor and Student's t for

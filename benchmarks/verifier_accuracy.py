@@ -7,11 +7,11 @@ both through the cached judge, for the same rows). Rows (benchmarks/DATA_SOURCES
 - relevance: shared/data/relevance_dev.jsonl (HotpotQA; training takes neither these questions
   nor the reserved ones since 2026-11-26: before, 286 of the 300 were training rows of every
   verifier, docs/measured.md) in the shapes of accuracy.py (10, 3 and 1
-  paragraphs; without the gold paragraphs); SQuAD 2.0's held-out half (1 and 3 paragraphs;
+  paragraphs; without the gold paragraphs); SQuAD 2.0's dev half (1 and 3 paragraphs;
   a question the paragraph cannot answer);
 - statements: shared/data/attribution_dev.jsonl (SciFact, WiCE) with each question form (none,
   a real question about the page, one that restates the claim), shared/data/recall_dev.jsonl
-  (QAGS), VitaminC's held-out half of cases, FEVER-symmetric test;
+  (QAGS), VitaminC's dev half of cases, FEVER-symmetric test;
 - the hand-written plain and unanswerable cases (`--plain-cases`: another file of plain cases,
   as benchmarks/data/plain_cases_sealed.jsonl, written blind on 2026-11-27 and scored once);
 - `--task sealed` (only when named): the sealed test split's whole relevance samples
@@ -295,7 +295,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}, and sealed, sealed-news, sealed-claims, validation-claims (only when named)")
     parser.add_argument("--limit", type=int, help="rows per task, evenly spaced (default: all)")
-    parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones")
+    parser.add_argument("--shift", type=int, default=0, help="with --limit: the rows this many rows after the usual ones (--shift 1: the dev half, which choices have read; not unseen rows)")
     parser.add_argument("--grader", choices=("verifier", "judge", "stacked"), default="verifier", help="what decides (judge and stacked need the judge; its answers are cached)")
     parser.add_argument("--no-verifier", action="store_true", help="the same as --grader judge")
     parser.add_argument("--forms", default=",".join(QUESTION_FORMS), help=f"the claims' question forms to score, of: {', '.join(QUESTION_FORMS)}")

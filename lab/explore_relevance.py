@@ -30,7 +30,7 @@ each refitted and cross-validated, with the prompt tokens the judge evaluates pe
 With --answer-rules it prints the shipped selection (the first unit holding the judge's short
 answer joins any non-empty selection) against no answer rule and three variants (the holder
 joins always, even an empty selection; every holder joins; the likeliest holder joins), each
-refitted and cross-validated, applied to the held-out rows (`--shift 1`, fitted on the dev rows),
+refitted and cross-validated, applied to the dev half (`--shift 1`, fitted on the dev rows),
 with the hand-written cases it gets wrong:
 
     python lab/explore_relevance.py --limit relevance=60,squad=80 --answer-rules
@@ -223,7 +223,7 @@ ANSWER_RULES = ("shipped", "none", "first holder, always", "every holder joins a
 
 def answer_rules(judge: CachedJudge, limit: Any) -> None:
     """The shipped rule (the first unit holding the judge's short answer joins a non-empty
-    selection) against its variants: cross-validated, held out (the dev fit applied to the
+    selection) against its variants: cross-validated, on the dev half (the fit applied to the
     `--shift 1` rows) and the hand-written cases wrong."""
     records, plain = dev_records(judge, limit), accuracy.plain_relevance_records(judge)
     held = accuracy.relevance_rows(judge, limit("relevance", limit("*")), 1) + accuracy.squad_rows(judge, limit("squad", limit("*")), 1)
@@ -233,7 +233,7 @@ def answer_rules(judge: CachedJudge, limit: Any) -> None:
         judge_units.select_units = shipped if rule == "shipped" else _answer_rule(rule)
         model = fit_selection([r["features"] for r in records], [set(r["gold"]) for r in records], features, judge_units.select_units, UNANSWERABLE_WEIGHT, accuracy.source_weights(records))
         wrong = [r["group"] for r in plain if set(judge_units.select_units(model.probabilities(r["features"]), r["features"], 0.5)) != set(r["gold"])]
-        print(f"{rule}\n  cross-validated {figures(records, features, UNANSWERABLE_WEIGHT)}\n  held out        {held_out(records, held, features)}\n"
+        print(f"{rule}\n  cross-validated {figures(records, features, UNANSWERABLE_WEIGHT)}\n  dev half        {held_out(records, held, features)}\n"
               f"  plain cases wrong: {', '.join(wrong) or 'none'}", flush=True)
     judge_units.select_units = shipped
 

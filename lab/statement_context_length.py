@@ -4,7 +4,7 @@ From the cached judge answers (no model when the cache holds every prompt).
 The judge rule's one statement table (catalog `calibration.attribution`) is lenient on QAGS news
 summaries and strict on SciFact / WiCE claims (docs/measured.md). This refits and cross-validates
 the table on the rows `benchmarks/write_catalog.py` fitted it on (attribution_dev's 150, recall_dev's
-60 summaries, unshifted: never a held-out row), with and without log(1 + the context's sentences)
+60 summaries, unshifted: never a row of the dev half), with and without log(1 + the context's sentences)
 as a feature, and prints each source's share attributed beside the people's. The answer
 (docs/experiments.md, 2026-11-27): the feature helps, through WiCE's long web pages, by making a
 verdict more lenient the longer the context: not shipped.

@@ -16,7 +16,7 @@ by question, so no candidate is scored on the questions it was fitted on:
   asks the judge, which is what it saves.
 - judge rule refitted: the judge rule's own features (no verifier reading) refitted the same way,
   a candidate for the default's table; `--write-calibration NAME FILE` writes it, fitted on all
-  rows, as a calibration file, so the benchmarks measure it through the metric on held-out rows
+  rows, as a calibration file, so the benchmarks measure it through the metric on the dev rows
   (`accuracy.py --calibration FILE`) before the catalog changes (Rule 23, docs/measured.md).
 
 `--task attribution` chooses the same way for the statements context_recall, faithfulness and
@@ -380,7 +380,7 @@ def ship_band(band: dict[str, Any], file: Path, catalog: Path = CATALOG_FILE) ->
 def write_calibration(name: str, fit: Fit, features: Sequence[str], figures: dict[str, Any], path: Path) -> None:
     """A refitted judge-rule relevance table as a localeval calibration file for the default judge
     (what `localeval score --calibration` reads): a candidate for the default is measured by the
-    metric itself on held-out rows (the benchmarks' --calibration) before the catalog changes. Every
+    metric itself on the dev rows (the benchmarks' --calibration) before the catalog changes. Every
     one of the judge rule's `features` gets a weight, 0 for those the candidate leaves out."""
     judge = {"backend": "gguf", "model": DEFAULT_MODEL, "sha256": CATALOG[DEFAULT_MODEL].sha256}
     table = Fit(fit.intercept, {feature: fit.weights.get(feature, 0.0) for feature in features})

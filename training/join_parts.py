@@ -3,7 +3,7 @@
 A device returns at most 8 files of 16 MiB, so the weights come back cut into parts with
 parts.json naming each part's size and SHA-256 and the whole file's. This joins them, refuses a
 missing, short or altered part, and writes the file where asked (never over the shipped
-verifier: replacing it is a decision for after the held-out comparison, with train_verifier.py's
+verifier: replacing it is a decision for after the dev and sealed comparison, with train_verifier.py's
 SHA-256 update).
 
     python training/join_parts.py --parts FILES_AT --out training/.cache/device/verifier.safetensors

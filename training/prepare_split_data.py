@@ -81,7 +81,7 @@ def row(task: str, a: str, b: str, c: str, label: int, source: str, family: str,
 def legacy_rows(folder: Path) -> Iterator[Row]:
     """prepare_verifier_data.py's rows (the same generators, so the same rows the shipped verifier
     saw), re-split: a group it trained on stays train; the groups it never trained on go to the
-    validation and test splits; the halves the benchmarks hold out (SQuAD's and VitaminC's held-out
+    validation and test splits; the benchmarks' second halves (SQuAD's and VitaminC's dev
     halves, FEVER-symmetric's test file) go to the test split whole."""
     held_out = legacy.labelled_rows.held_out
     sources: list[tuple[Iterable[Row], bool]] = [

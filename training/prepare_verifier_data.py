@@ -9,10 +9,10 @@ model card (localeval/verifier/MODEL_CARD.md). Rows are written as JSON Lines:
   megagonlabs/RPT (commit cf2bc1b1) except the ids reserved for evaluation
   (shared/data/reserved_hotpotqa_ids.txt) and every question of shared/data/relevance_dev.jsonl
   (the project's dev rows, which the benchmarks score); SQuAD 2.0's paragraphs that
-  benchmarks/accuracy.py hashes to its fit half (the other half is held out), with answerable
+  benchmarks/accuracy.py hashes to its fit half (the other half is the dev half), with answerable
   and unanswerable questions.
 - attribution: (claim, evidence). VitaminC real pairs of the cases accuracy.py hashes to its fit
-  half; VitaminC synthetic; FEVER-symmetric dev (its test file is held out); FEVER-adversarial;
+  half; VitaminC synthetic; FEVER-symmetric dev (its test file is the dev half); FEVER-adversarial;
   WiCE partially-supported sub-claims against their supporting sentences (hard negatives).
 
 A tenth of each source's groups (hashed with VALIDATION_SEED) is the script's own validation
@@ -35,7 +35,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmarks' libraries: no package holds them
-import labelled_rows  # noqa: E402  (the benchmarks' own hash split: their held-out half stays out)
+import labelled_rows  # noqa: E402  (the benchmarks' own hash split: their dev half stays out)
 
 SHARED = ROOT.parent / "shared" / "data"
 VALIDATION_SEED = "localeval-verifier-20261125"
@@ -130,7 +130,7 @@ def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
 
 def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
     """Each question against each sentence of its paragraph, for the paragraphs of accuracy.py's
-    fit half (or, with `held_out`, of its held-out half: prepare_split_data.py's test rows)."""
+    fit half (or, with `held_out`, of its dev half: prepare_split_data.py's test rows)."""
     from localeval.data.text import split_sentences
 
     for article in json.loads(path.read_text(encoding="utf-8"))["data"]:

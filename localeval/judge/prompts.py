@@ -97,7 +97,7 @@ USEFULNESS_REQUIRED = frozenset({"answer", "paragraph"})
 # (document, question or "", claim, verdict). Written for localeval on topics of their own,
 # they show the judge what "everything it says" means: a changed number, a swapped name and a
 # true-but-unstated detail are No; a paraphrase and a direct consequence are Yes. Measured
-# (docs/HISTORY.md): balanced accuracy up on QAGS, VitaminC and FEVER, held out too,
+# (docs/HISTORY.md): balanced accuracy up on QAGS, VitaminC and FEVER, on the dev halves too,
 # and the hand-written attribution cases 18 -> 20 of 20; claims within 0.01. They are the same
 # for every prompt, so llama.cpp evaluates them once per run (LlamaJudge keeps a snapshot).
 ATTRIBUTION_EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
