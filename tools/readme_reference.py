@@ -56,6 +56,7 @@ def cli_reference() -> str:
         arguments = " ".join(p.human_readable_name for p in command.params if isinstance(p, click.Argument))
         summary = " ".join((command.short_help or command.get_short_help_str(200)).split())
         lines = [f"{path} {arguments}".rstrip() + "  # " + summary]
+        lines += [f"  {line}" for line in (command.epilog or "").replace("\b", "").splitlines() if line.strip()]
         lines += [line for p in command.params if (line := _option_line(p))]
         blocks.append("\n".join(lines))
     return "```\n" + "\n\n".join(blocks) + "\n```"

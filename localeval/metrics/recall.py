@@ -65,7 +65,7 @@ class RecallParams(JudgeParams, RecallOptions):
     rubric_required = ATTRIBUTION_REQUIRED
     option_help = {
         "rubric": "a file whose text replaces the judge's task ({placeholders}: {document}, {statement}); it must ask for Yes or No",
-        "grader": "what decides: judge (the judge rule), verifier (localeval's trained verifier reads the statement against windows of the context: no judge, fast, less accurate so far) or stacked (both: a model fitted for the default judge on validation rows weighs them, or a cascade band asks the judge only where the verifier is unsure; the judge rule where neither is fitted, as for statements today); verifier=true/false is grader=verifier/judge (docs/measured.md)",
+        "grader": "what decides: judge (the judge rule), verifier (localeval's trained verifier reads the statement against windows of the context: no judge, fast, less accurate so far) or stacked (both: a model fitted for the default judge on validation rows weighs them, or a cascade band asks the judge only where the verifier is unsure; the judge rule where neither is fitted, as for the shipped statements); verifier=true/false is grader=verifier/judge (docs/measured.md)",
     }
 
 
