@@ -1,0 +1,36 @@
+"""The user's pages speak to users: no page under docs/ but the lab notebooks (HISTORY.md,
+experiments.md) names an issue number or reads like working notes ("this afternoon", "last
+session"). A user cannot look up issue 48, and "today" is wrong the day after it is written."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = {"HISTORY.md", "experiments.md"}
+USER_PAGES = [page for page in sorted((ROOT / "docs").glob("*.md")) if page.name not in NOTEBOOKS]
+
+ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.I)
+WORKING_NOTES = re.compile(
+    r"\b(this (morning|afternoon|evening|session)|late afternoon|tonight|yesterday|today|last (time|session)|earlier sessions?)\b",
+    re.I,
+)
+
+
+def _offending_lines(text: str, pattern: re.Pattern[str]) -> list[str]:
+    return [f"{number}: {line.strip()[:120]}" for number, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+
+
+def test_the_checks_find_what_they_look_for():
+    text = "Refitted for issue 48.\nMeasured this afternoon.\nissues 12 and 13\nThe tissue 4 sample.\nToday's run.\n"
+    assert _offending_lines(text, ISSUE_NUMBER) == ["1: Refitted for issue 48.", "3: issues 12 and 13"]
+    assert _offending_lines(text, WORKING_NOTES) == ["2: Measured this afternoon.", "5: Today's run."]
+
+
+def test_user_pages_name_no_issue_number():
+    found = {page.name: lines for page in USER_PAGES if (lines := _offending_lines(page.read_text(encoding="utf-8"), ISSUE_NUMBER))}
+    assert not found, f"issue numbers on user pages (history belongs in docs/HISTORY.md): {found}"
+
+
+def test_user_pages_carry_no_working_notes():
+    found = {page.name: lines for page in USER_PAGES if (lines := _offending_lines(page.read_text(encoding="utf-8"), WORKING_NOTES))}
+    assert not found, f"working-notes wording on user pages: {found}"
