@@ -9,6 +9,10 @@ The public API; importing it loads no model and does no work.
     from localeval import RunSettings, score_file
     outcome = score_file(RunSettings(input="data.jsonl", output="results.jsonl", metrics=["id_context_recall"]))
     outcome.exit_code, outcome.summary["metrics"]
+
+    from localeval import compare
+    result = compare("base.jsonl", "candidate.jsonl", max_drop={"context_recall": 0.02})
+    result.metrics["context_recall"].difference.ci95, result.exit_code
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ __version__ = "0.5.0"
 # Each is imported on first use: `import localeval` (and the console script's first frame,
 # localeval.entry) loads none of the dependencies, so a broken one is reported by the command as
 # one line, and `localeval --version` starts fast. One entry point scores samples in memory
-# (`evaluate`), one scores a file as `localeval score` does (`score_file`).
+# (`evaluate`), one scores a file as `localeval score` does (`score_file`), and one compares two
+# results files as `localeval compare` does (`compare`).
 _EXPORTS = {
     "localeval.api": ("Evaluation", "evaluate"),
+    "localeval.comparison.compare": ("Comparison", "compare"),
     "localeval.run.pipeline": ("RunOutcome", "score_file"),
     "localeval.run.settings": ("RunSettings", "build_settings"),
     "localeval.errors": ("ConfigError", "InputError", "Interrupted", "JudgeError", "LocalevalError", "ModelError"),

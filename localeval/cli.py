@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from localeval.calibration.combination import read_calibration_file
+from localeval.comparison.compare import DEFAULT_MAX_DROP_ON, DEFAULT_SHOW, compare
 from localeval.data.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
 from localeval.data.results import RunHeader, dumps_json, read_results, rows_only
 from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
@@ -32,12 +33,14 @@ from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
 from localeval.metrics.judging import GRADERS
 from localeval.models import store as model_store
+from localeval.reports.comparison import comparison_text, write_comparison_junit, write_comparison_markdown
+from localeval.reports.comparison_html import write_comparison_html
 from localeval.reports.escaping import plain
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.run.pipeline import build_metrics, score_file
 from localeval.run.progress import Progress, count_lines
-from localeval.run.settings import LOCAL_RAY, build_settings, describe_source
+from localeval.run.settings import LOCAL_RAY, build_settings, describe_source, find_config
 from localeval.stats.gates import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES
 from localeval.stats.human_scores import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
 from localeval.stats.ppi import MIN_LABELS
@@ -360,14 +363,27 @@ def _report_labels(results_path: Path, labels_path: str | None) -> Gold | None:
 @cli.command("report", epilog=_example("localeval report results.jsonl -o report.html"))
 @click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
-@click.option("--title", default="localeval report", help="Page title.")
+@click.option("--title", default=None, help="Page title (default: localeval report, or localeval comparison).")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help="Human labels for some samples (as score --labels): the page adds the prediction-powered mean and interval.")
-def report_command(results_path: Path, output: str, title: str, labels_path: str | None) -> None:
-    """Write a self-contained HTML report of a results file (histograms, summary, sortable samples).
+@click.option("--compare-to", "base_path", type=click.Path(dir_okay=False), help="Another run's results file: the page compares RESULTS (the candidate) with it, as localeval compare does (the paired table, what moved).")
+@click.option("--show", type=click.IntRange(0, 1000), default=DEFAULT_SHOW, show_default=True, help="With --compare-to: the samples that moved most each way, per metric.")
+def report_command(results_path: Path, output: str, title: str | None, labels_path: str | None, base_path: str | None, show: int) -> None:
+    """Write a self-contained HTML report of a results file (histograms, summary, sortable samples),
+    or with --compare-to BASE the comparison of two runs.
 
     Lines that are not localeval results are reported (file, line, field) and left
-    out; the page shows every other line, and the exit code is then 2."""
-    refuse_overlaps({"RESULTS": str(results_path), "--labels": labels_path or ""}, {"-o": output})
+    out; the page shows every other line, and the exit code is then 2. A comparison
+    reads both files whole: a bad line there is an error (exit 2) naming it."""
+    refuse_overlaps({"RESULTS": str(results_path), "--labels": labels_path or "", "--compare-to": base_path or ""}, {"-o": output})
+    if base_path is not None:
+        if labels_path is not None:
+            raise ConfigError("--labels and --compare-to: the comparison page has no prediction-powered figures yet; leave --labels out")
+        comparison = compare(base_path, results_path, show=show)
+        with atomic_text(output, "-o") as out:
+            write_comparison_html(out, comparison, title or "localeval comparison")
+        click.echo(output)
+        return
+    title = title or "localeval report"
     if not results_path.is_file():  # a pipe or /dev/stdin: it is read twice (metric names, then rows), and a pipe gives its lines once
         raise ConfigError(f"{results_path} is not a regular file: `report` reads a results file twice; save it to a file first")
     problems: list[InputError] = []
@@ -390,6 +406,58 @@ def report_command(results_path: Path, output: str, title: str, labels_path: str
         click.echo(f"localeval: {plain(problem)}", err=True)
     click.echo(output)
     sys.exit(EXIT_USAGE if problems else EXIT_OK)
+
+
+@cli.command("compare", epilog=_example("localeval compare base.results.jsonl candidate.results.jsonl --max-drop context_recall=0.02 --markdown compare.md"))
+@click.argument("base_path", metavar="BASE", type=click.Path(dir_okay=False))
+@click.argument("candidate_path", metavar="CANDIDATE", type=click.Path(dir_okay=False))
+@click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Compare this metric (repeatable). Default: every metric both runs scored.")
+@click.option("--max-drop", "max_drop_values", multiple=True, metavar="NAME=VALUE", help="Gate (exit 1): the candidate may cost at most VALUE, in [0, 1], of the metric's mean, read as --max-drop-on says (repeatable). A sample that could not be compared fails it.")
+@click.option(
+    "--max-drop-on", type=_GateMode(GATE_MODES),
+    help="What --max-drop reads on the paired difference (candidate minus base), as --threshold-on: fail-if-confidently-below (default) fails only when the whole 95% interval is below -VALUE "
+    "(worse with confidence by more than VALUE); pass-if-confidently-above passes only when the whole interval is at least -VALUE (shown to cost at most VALUE); mean compares the mean difference.",
+)
+@click.option("--allow-setup-change", is_flag=True, help="Read the gates even when the runs differ in what a score means (another judge, grader, calibration, metric options, plugin version): the setup change is what is compared.")
+@click.option("--show", type=click.IntRange(0, 1000), default=DEFAULT_SHOW, show_default=True, help="The samples that moved most each way, per metric, with what changed in them.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write the comparison as Markdown (a pull-request comment, a CI job summary).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every figure as JSON.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per gated metric.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read max_drop and max_drop_on from this file (default: localeval.toml next to CANDIDATE, else [tool.localeval] in ./pyproject.toml).")
+@click.option("-q", "--quiet", is_flag=True, help="No table on the terminal; errors are still reported.")
+def compare_command(
+    base_path: str, candidate_path: str, metric_names: tuple[str, ...], max_drop_values: tuple[str, ...], max_drop_on: str | None, allow_setup_change: bool,
+    show: int, markdown_path: str | None, json_path: str | None, junit_xml: str | None, config_path: str | None, quiet: bool,
+) -> None:
+    """Compare two runs' results files on the samples both scored: per metric, the paired difference
+    (CANDIDATE minus BASE) with its 95% interval and a verdict, what differs between the runs, and
+    the samples that moved most.
+
+    Samples pair by id (by line when the samples have no ids). Exit codes as score's: 0, 1 when a
+    --max-drop gate fails, 2 for bad input or a gate refused because the runs' setups differ."""
+    refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path}, {"--markdown": markdown_path or "", "--json": json_path or "", "--junit-xml": junit_xml or ""})
+    file_values, source = find_config(candidate_path, config_path)
+    if source and not quiet:
+        click.echo(f"localeval: using config {describe_source(source)}", err=True)
+    comparison = compare(
+        base_path, candidate_path, metrics=list(metric_names) or None,
+        max_drop={**file_values.get("max_drop", {}), **_numbers(max_drop_values, "--max-drop")},
+        max_drop_on=max_drop_on or file_values.get("max_drop_on", DEFAULT_MAX_DROP_ON), allow_setup_change=allow_setup_change, show=show,
+    )
+    if markdown_path:
+        with atomic_text(markdown_path, "--markdown") as out:
+            write_comparison_markdown(out, comparison)
+    if json_path:
+        with atomic_text(json_path, "--json") as out:
+            out.write(dumps_json(comparison.to_json_dict(), indent=2) + "\n")
+    if junit_xml:
+        with atomic_text(junit_xml, "--junit-xml") as out:
+            write_comparison_junit(out, comparison)
+    if not quiet:
+        click.echo(comparison_text(comparison))
+    if comparison.gate_refusal:
+        click.echo(f"localeval: error: {plain(comparison.gate_refusal)}", err=True)
+    sys.exit(comparison.exit_code)
 
 
 @cli.command("metrics", epilog=_example("localeval metrics --json"))

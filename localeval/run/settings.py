@@ -61,6 +61,12 @@ class FileSettings(JudgeSpec):
         description="what min_mean compares: the mean; or the 95% interval (the prediction-powered one with labels): "
         "'fail-if-confidently-below' fails only when its upper bound is below the minimum, 'pass-if-confidently-above' passes only when its lower bound reaches it",
     )
+    max_drop: dict[str, Share] = Field(default_factory=dict, description="localeval compare: the most the candidate may cost of the metric's mean (a paired difference)")
+    max_drop_on: Annotated[GateOn, BeforeValidator(_retired_gate_mode)] = Field(
+        "fail-if-confidently-below",
+        description="what max_drop compares, as threshold_on: 'fail-if-confidently-below' fails only when the paired difference's whole interval is below -max_drop, "
+        "'pass-if-confidently-above' passes only when its lower bound reaches -max_drop, 'mean' compares the mean difference",
+    )
     labels: str | None = Field(None, description="labels file (localeval calibrate's) whose rows with an id give those samples human scores: a prediction-powered mean")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="metric options, by metric")
     map: dict[str, str] = Field(default_factory=dict, description="input key -> ragas field")

@@ -128,3 +128,51 @@ def mean_gate(
     if errors:
         reason = f"{errors} of {count} samples could not be scored, and an unscored sample fails a gate"
     return MeanGate(minimum, on, figure, value, value is not None and value >= minimum and not errors, reason)
+
+
+# What each mode of a --max-drop gate reads on a paired difference (compare's JSON and JUnit names).
+_DROP_FIGURES = {"mean": "difference", "fail-if-confidently-below": "ci95_high", "pass-if-confidently-above": "ci95_low"}
+
+
+@dataclass(frozen=True)
+class DropGate:
+    """A `compare --max-drop` verdict: the candidate may cost at most `max_drop` of the metric's
+    mean. Read like a --min-mean gate whose minimum is -max_drop on the paired difference: the
+    mode `on`, the figure it read and its value, whether it holds and why not when the number
+    alone does not say."""
+
+    max_drop: float
+    on: GateOn
+    figure: str
+    value: float | None
+    ok: bool
+    reason: str | None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"max_drop": self.max_drop, "max_drop_on": self.on, "gated_figure": self.figure, "gated_value": self.value, "ok": self.ok}
+        if self.reason is not None:
+            found["gate_reason"] = self.reason
+        return found
+
+
+def drop_gate(on: GateOn, max_drop: float, *, paired: int, mean: float | None, interval: tuple[float, float] | None, uncompared: int) -> DropGate:
+    """The --max-drop verdict on a mean paired difference `mean` (candidate minus base) of `paired`
+    pairs with 95% `interval`. "fail-if-confidently-below" fails only when the whole interval is
+    below -max_drop (worse with confidence by more than max_drop); "pass-if-confidently-above"
+    passes only when the whole interval is at least -max_drop (shown to cost at most max_drop);
+    "mean" compares the mean difference. `uncompared` samples (in one run only, an error in either,
+    scored in one and undefined in the other) fail it, as an unscored sample fails a score gate:
+    what could not be compared may hide the drop."""
+    figure = _DROP_FIGURES[on]
+    reason = None
+    if on == "mean":
+        value = mean
+    else:
+        value = None if interval is None else interval[0 if figure == "ci95_low" else 1]
+        if value is None:
+            reason = f"no 95% interval from {paired} paired sample(s): an interval needs 2"
+    if value is None and reason is None:
+        reason = "no sample was scored in both runs"
+    if uncompared:
+        reason = f"{uncompared} sample(s) could not be compared (in one run only, an error, or undefined in one run), and a sample not compared fails a gate"
+    return DropGate(max_drop, on, figure, value, value is not None and value >= -max_drop - 1e-12 and not uncompared, reason)

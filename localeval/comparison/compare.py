@@ -1,0 +1,299 @@
+"""`compare(base, candidate)`: two runs of the same questions, paired, metric by metric.
+
+Samples are paired by their `id`. A sample with no id has its input line number for one (the
+runner's rule), so two files of id-less samples pair by line, and the comparison says which it
+used. Nothing is dropped in silence: a sample in one file only, an id two rows share, an input
+line that could not be read, a pair whose question text differs, and per metric a sample that
+errored in either run or was scored in one and undefined (NaN) in the other are each counted and
+listed, and a --max-drop gate fails on them (what could not be compared may hide the drop).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from localeval.comparison.inputs import RecordedInput, ScoredSample, read_recorded_input
+from localeval.comparison.movers import Mover, what_changed
+from localeval.comparison.runs import ComparedRun, no_cycle_collection, read_run
+from localeval.comparison.setup import SetupDifference, same_input, setup_differences
+from localeval.data.results import INPUT_ERROR_KEY, Outcome, ResultRow
+from localeval.errors import EXIT_OK, EXIT_USAGE, ConfigError
+from localeval.stats.gates import DropGate, GateOn, check_gate_on, drop_gate
+from localeval.stats.paired import PairedDifference, Verdict, paired_difference
+
+EXIT_GATE_FAILED = 1
+DEFAULT_SHOW = 5
+DEFAULT_MAX_DROP_ON: GateOn = "fail-if-confidently-below"
+MAX_LISTED = 50  # unpaired samples listed per kind in the reports; the JSON lists them all
+Side = Literal["base", "candidate", "both"]
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """A sample left out of a comparison: its id, its line (in the `side` file; the base's for
+    both), the side it concerns, and why."""
+
+    id: str | int | None
+    line: int
+    side: Side
+    why: str
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "line": self.line, "side": self.side, "why": self.why}
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One shared metric: its paired difference, the samples it could not compare, how many both
+    runs left undefined, its --max-drop gate, and the samples that moved most each way."""
+
+    name: str
+    difference: PairedDifference
+    not_compared: tuple[Unpaired, ...]
+    undefined_in_both: int
+    gate: DropGate | None
+    improved: tuple[Mover, ...]
+    worsened: tuple[Mover, ...]
+    one_pipeline: bool = False
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.difference.verdict
+
+    def sentence(self) -> str:
+        """The one-line verdict: never "no regression" where the interval cannot tell."""
+        d = self.difference
+        if d.ci95 is None or d.mean is None:
+            return f"no difference shown: {d.count} paired sample(s), too few for an interval"
+        low, high = d.ci95
+        if self.one_pipeline and low == high == 0.0:
+            return "no difference: the same input scored with the same setup gave every sample the same score"
+        figures = f"{d.mean:+.3f} (95% interval {low:+.3f} to {high:+.3f})"
+        if d.verdict is Verdict.BETTER:
+            return f"better: {figures}"
+        if d.verdict is Verdict.WORSE:
+            return f"worse: {figures}"
+        return f"no difference shown: {figures}; the data allow anything from a drop of {-low:.3f} to a gain of {high:.3f}"
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            **self.difference.to_json_dict(), "sentence": self.sentence(), "undefined_in_both": self.undefined_in_both,
+            "not_compared": [u.to_json_dict() for u in self.not_compared], "gate": self.gate.to_json_dict() if self.gate else None,
+            "improved": [m.to_json_dict() for m in self.improved], "worsened": [m.to_json_dict() for m in self.worsened],
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What `localeval compare` found: the two files, how samples were paired, what differs in the
+    setups, each shared metric's comparison, the samples not paired, the question check, the
+    metrics only one run has, and why the gates were refused (None when they were read)."""
+
+    base: str
+    candidate: str
+    paired_by: Literal["id", "line"]
+    setup: tuple[SetupDifference, ...]
+    one_pipeline: bool
+    metrics: dict[str, MetricComparison]
+    unpaired: tuple[Unpaired, ...]
+    questions: str
+    not_shared: dict[str, str] = field(default_factory=dict)
+    max_drop: dict[str, float] = field(default_factory=dict)
+    gate_refusal: str | None = None
+
+    @property
+    def gated(self) -> bool:
+        return self.gate_refusal is not None or any(m.gate is not None for m in self.metrics.values())
+
+    @property
+    def gates_hold(self) -> bool:
+        return self.gate_refusal is None and all(m.gate.ok for m in self.metrics.values() if m.gate is not None)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every gate holds (or there is none), 1 when one fails, 2 when they were refused."""
+        if self.gate_refusal is not None:
+            return EXIT_USAGE
+        return EXIT_OK if self.gates_hold else EXIT_GATE_FAILED
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base, "candidate": self.candidate, "paired_by": self.paired_by, "one_pipeline": self.one_pipeline,
+            "setup_differences": [d.to_json_dict() for d in self.setup], "questions": self.questions,
+            "unpaired": [u.to_json_dict() for u in self.unpaired], "not_shared": self.not_shared,
+            "gate_refusal": self.gate_refusal, "gates_hold": self.gates_hold if self.gated else None,
+            "metrics": {name: m.to_json_dict() for name, m in self.metrics.items()},
+        }
+
+
+def _metric_names(run: ComparedRun) -> list[str]:
+    """The metrics a run scored: its header's, else every name its rows score, in order."""
+    metrics = run.run.get("metrics")
+    if isinstance(metrics, dict) and metrics:
+        return [str(name) for name in metrics]
+    return list(dict.fromkeys(name for row in run.rows for name in row.scores))
+
+
+def _keyed(run: ComparedRun, side: Side, unpaired: list[Unpaired]) -> dict[tuple[str, str | int], ResultRow]:
+    """The rows of a run by id (a string id and a number id are two ids), the unreadable lines and
+    the ids two rows share listed instead."""
+    counts = Counter((type(row.id).__name__, row.id) for row in run.rows if row.id is not None)
+    keyed = {}
+    for row in run.rows:
+        if row.id is None or row.unreadable:
+            unpaired.append(Unpaired(row.id, row.line, side, f"its input line could not be read: {row.errors.get(INPUT_ERROR_KEY, 'no id')}"[:300]))
+        elif counts[(type(row.id).__name__, row.id)] > 1:
+            unpaired.append(Unpaired(row.id, row.line, side, f"{counts[(type(row.id).__name__, row.id)]} rows of the {side} have this id: it pairs with none"))
+        else:
+            keyed[(type(row.id).__name__, row.id)] = row
+    return keyed
+
+
+def _by_line(*runs: ComparedRun) -> bool:
+    """Every id is its row's line number: the samples had no ids, so they pair by line."""
+    return all(row.id is None or (type(row.id) is int and row.id == row.line) for run in runs for row in run.rows)
+
+
+def _check_questions(pairs: list[tuple[ResultRow, ResultRow]], inputs: tuple[RecordedInput, RecordedInput], unpaired: list[Unpaired]) -> tuple[list[tuple[ResultRow, ResultRow]], str]:
+    """The pairs whose question text is the same in both inputs (a pair whose texts differ is
+    listed, not paired), and a sentence saying what was checked."""
+    base, candidate = inputs[0].samples, inputs[1].samples
+    if base is None or candidate is None:
+        notes = "; ".join(note for note in (inputs[0].note, inputs[1].note) if note)
+        return pairs, f"question text not checked: {notes}"
+    kept = []
+    for pair in pairs:
+        one, two = base.get(pair[0].line), candidate.get(pair[1].line)
+        if one is not None and two is not None and one.question != two.question:
+            unpaired.append(Unpaired(pair[0].id, pair[0].line, "both", f"another question: {one.question!r:.120} in the base, {two.question!r:.120} in the candidate (line {pair[1].line})"))
+        else:
+            kept.append(pair)
+    return kept, f"question text checked on {len(pairs)} pairs: {len(pairs) - len(kept)} differ"
+
+
+def _why_not(row: ResultRow, metric: str) -> str:
+    if row.unreadable:
+        return row.errors[INPUT_ERROR_KEY]
+    return row.errors.get(metric, "not scored in this run")[:300]
+
+
+def _compare_metric(
+    name: str, pairs: list[tuple[ResultRow, ResultRow]], samples: tuple[RecordedInput, RecordedInput], show: int, one_pipeline: bool
+) -> tuple[PairedDifference, list[Unpaired], int, tuple[Mover, ...], tuple[Mover, ...]]:
+    base_scores: list[float] = []
+    candidate_scores: list[float] = []
+    scored: list[tuple[ResultRow, ResultRow]] = []
+    unpaired: list[Unpaired] = []
+    both_undefined = 0
+    for base, candidate in pairs:
+        outcomes = (base.outcome(name, None), candidate.outcome(name, None))
+        if outcomes == (Outcome.PASS, Outcome.PASS):
+            base_scores.append(base.scores[name])  # type: ignore[arg-type]  # PASS: a number
+            candidate_scores.append(candidate.scores[name])  # type: ignore[arg-type]
+            scored.append((base, candidate))
+        elif outcomes == (Outcome.NAN, Outcome.NAN):
+            both_undefined += 1
+        elif Outcome.ERROR in outcomes:
+            side: Side = "both" if outcomes[0] is outcomes[1] else "base" if outcomes[0] is Outcome.ERROR else "candidate"
+            row = base if side != "candidate" else candidate
+            unpaired.append(Unpaired(row.id, row.line, side, f"not scored by {name} in the {'base and the candidate' if side == 'both' else side}: {_why_not(row, name)}"))
+        else:
+            undefined: Side = "base" if outcomes[0] is Outcome.NAN else "candidate"
+            row = base if undefined == "base" else candidate
+            unpaired.append(Unpaired(row.id, row.line, undefined, f"{name} undefined (NaN) in the {undefined}, scored in the other run"))
+    difference = paired_difference(base_scores, candidate_scores, one_pipeline=one_pipeline)
+    order = sorted(range(len(scored)), key=lambda i: (candidate_scores[i] - base_scores[i], scored[i][0].line))
+
+    def mover(index: int) -> Mover:
+        base, candidate = scored[index]
+        found = (_sample(samples[0], base), _sample(samples[1], candidate))
+        changes = what_changed((base.details.get(name), candidate.details.get(name)), found)
+        return Mover(base.id, base.line, candidate.line, base_scores[index], candidate_scores[index], changes)
+
+    worsened = tuple(mover(i) for i in order[:show] if candidate_scores[i] < base_scores[i])
+    improved = tuple(mover(i) for i in reversed(order[-show:] if show else []) if candidate_scores[i] > base_scores[i])
+    return difference, unpaired, both_undefined, improved, worsened
+
+
+def _sample(recorded: RecordedInput, row: ResultRow) -> ScoredSample | None:
+    return recorded.samples.get(row.line) if recorded.samples is not None else None
+
+
+def _gate_refusal(setup: Iterable[SetupDifference], allow_setup_change: bool) -> str | None:
+    changes = [d.describe() for d in setup if d.changes_scores]
+    if not changes or allow_setup_change:
+        return None
+    return (
+        "the --max-drop gates are refused: the runs differ in what a score means (" + "; ".join(changes[:10]) + (f"; and {len(changes) - 10} more" if len(changes) > 10 else "")
+        + "), so a difference is the setup's as much as the pipeline's. Pass --allow-setup-change if the setup change is what you compare"
+    )
+
+
+def compare(
+    base: str | Path,
+    candidate: str | Path,
+    *,
+    metrics: Iterable[str] | None = None,
+    max_drop: Mapping[str, float] | None = None,
+    max_drop_on: str = DEFAULT_MAX_DROP_ON,
+    allow_setup_change: bool = False,
+    show: int = DEFAULT_SHOW,
+) -> Comparison:
+    """Compare the results file `candidate` with `base` (both written by `localeval score -o`): for
+    each metric both runs scored (or those named in `metrics`), the paired difference (candidate
+    minus base) with its 95% interval and verdict, and `show` movers each way. `max_drop` gates
+    (metric -> the most the candidate may cost, in [0, 1]) are read in the mode `max_drop_on`
+    (as --threshold-on's), and refused (`gate_refusal`, exit code 2) when the runs' setups differ
+    in what a score means, unless `allow_setup_change`."""
+    on = check_gate_on(max_drop_on)
+    gates = dict(max_drop or {})
+    for name, value in gates.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            raise ConfigError(f"--max-drop {name}: {value!r} is not a share in [0, 1]")
+    if show < 0:
+        raise ConfigError(f"--show must be 0 or more, got {show}")
+    with no_cycle_collection():
+        return _compare(base, candidate, metrics, gates, on, allow_setup_change, show)
+
+
+def _compare(
+    base: str | Path, candidate: str | Path, metrics: Iterable[str] | None, gates: dict[str, float], on: GateOn, allow_setup_change: bool, show: int
+) -> Comparison:
+    runs = (read_run(base, "BASE"), read_run(candidate, "CANDIDATE"))
+    names = [_metric_names(run) for run in runs]
+    shared = [name for name in names[0] if name in names[1]]
+    not_shared = {**{n: "base" for n in names[0] if n not in names[1]}, **{n: "candidate" for n in names[1] if n not in names[0]}}
+    if metrics is not None:
+        wanted = list(dict.fromkeys(metrics))
+        missing = [name for name in wanted if name not in shared]
+        if missing:
+            raise ConfigError(f"{', '.join(missing)}: not scored by both runs (both scored: {', '.join(shared) or 'no metric'})")
+        shared = wanted
+    missing_gates = [name for name in gates if name not in shared]
+    if missing_gates:
+        raise ConfigError(f"--max-drop {', '.join(missing_gates)}: not a metric both runs scored and compared (compared: {', '.join(shared) or 'no metric'})")
+    setup = tuple(setup_differences(runs[0].run, runs[1].run, shared))
+    one_pipeline = same_input(runs[0].run, runs[1].run) and not any(d.changes_scores for d in setup)
+    unpaired: list[Unpaired] = []
+    keyed = (_keyed(runs[0], "base", unpaired), _keyed(runs[1], "candidate", unpaired))
+    pairs = [(row, keyed[1][key]) for key, row in keyed[0].items() if key in keyed[1]]
+    unpaired += [Unpaired(row.id, row.line, "base", "in the base only") for key, row in keyed[0].items() if key not in keyed[1]]
+    unpaired += [Unpaired(row.id, row.line, "candidate", "in the candidate only") for key, row in keyed[1].items() if key not in keyed[0]]
+    inputs = (read_recorded_input(runs[0].run, runs[0].path), read_recorded_input(runs[1].run, runs[1].path))
+    pairs, questions = _check_questions(pairs, inputs, unpaired)
+    refusal = _gate_refusal(setup, allow_setup_change) if gates else None
+    compared = {}
+    for name in shared:
+        difference, not_compared, both_undefined, improved, worsened = _compare_metric(name, pairs, inputs, show, one_pipeline)
+        gate = None
+        if name in gates and refusal is None:
+            gate = drop_gate(on, float(gates[name]), paired=difference.count, mean=difference.mean, interval=difference.ci95, uncompared=len(unpaired) + len(not_compared))
+        compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, one_pipeline)
+    return Comparison(
+        runs[0].path, runs[1].path, "line" if _by_line(*runs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
+        {name: float(value) for name, value in gates.items()}, refusal,
+    )

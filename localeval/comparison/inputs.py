@@ -1,0 +1,53 @@
+"""The samples a run scored, read back from the input its header records: the question text that
+each pair must share, and the contexts that entered or left a sample.
+
+A results row keeps scores and details, not the sample, so these come from the input file, and
+only when it is here as it was scored (its SHA-256, the header's field map): a file changed since
+would pair one question's results with another's text. Otherwise the comparison says the
+questions were not checked, and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.data.files import file_sha256
+from localeval.data.jsonl import STDIN, read_records
+
+
+@dataclass(frozen=True)
+class ScoredSample:
+    """What a comparison reads of one input line: its question and retrieved contexts."""
+
+    question: str | None
+    contexts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RecordedInput:
+    """The samples of a run's input by line, or None with the reason they could not be read."""
+
+    samples: dict[int, ScoredSample] | None
+    note: str | None
+
+
+def read_recorded_input(run: dict[str, Any], results_path: str) -> RecordedInput:
+    """The input the header `run` (untrusted) records, when that file is here unchanged."""
+    recorded, field_map = run.get("input"), run.get("map")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    field_map = field_map if isinstance(field_map, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in field_map.items()) else None
+    path, sha256 = recorded.get("path"), recorded.get("sha256")
+    if not isinstance(path, str) or not isinstance(sha256, str) or path == STDIN or not Path(path).is_file():
+        return RecordedInput(None, f"{results_path}: its input {str(path)[:200]!r} is not a file here")
+    if field_map is None:
+        return RecordedInput(None, f"{results_path}: its header's field map is not one")
+    if file_sha256(path) != sha256:
+        return RecordedInput(None, f"{results_path}: {path} is not the input it scored (another SHA-256)")
+    samples = {
+        record.line: ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()))
+        for record in read_records(path, field_map=field_map)
+        if record.sample is not None
+    }
+    return RecordedInput(samples, None)

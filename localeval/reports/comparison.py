@@ -1,0 +1,189 @@
+"""A comparison of two runs for people and for CI: the terminal text, the Markdown table for a
+pull-request comment, and JUnit XML with one case per gated metric.
+
+Each writer says the same things in the same order: what differs between the runs' setups first
+(another judge changes what every score means), how samples were paired and what was left
+unpaired, then the paired table with each metric's verdict, the gates, and what moved. Every
+value from a results file is escaped for its format where it is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import IO
+
+from localeval.comparison.compare import Comparison, MetricComparison, Unpaired
+from localeval.comparison.movers import Mover
+from localeval.reports import number
+from localeval.reports.escaping import markdown_cell, plain, xml_attribute, xml_text
+from localeval.stats.gates import DropGate
+
+MAX_UNPAIRED_LISTED = 20  # unpaired samples listed in the terminal and Markdown; the JSON has them all
+DROP_FIGURE_WORDS = {"difference": "mean difference", "ci95_low": "lower 95% bound", "ci95_high": "upper 95% bound"}
+
+
+def signed(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:+.3f}"
+
+
+def difference_interval(bounds: tuple[float, float] | None) -> str:
+    return f"{signed(bounds[0])} to {signed(bounds[1])}" if bounds else "-"
+
+
+def gate_words(name: str, gate: DropGate) -> str:
+    """One gate's verdict in words: the figure it read, the limit, and why not where the number does not say."""
+    words = DROP_FIGURE_WORDS.get(gate.figure, gate.figure)
+    verdict = "ok" if gate.ok else "NOT met"
+    reason = f" ({gate.reason})" if gate.reason else ""
+    return f"--max-drop {name}={number(gate.max_drop)} ({gate.on}): {words} {signed(gate.value)} against -{number(gate.max_drop)}: {verdict}{reason}"
+
+
+def unpaired_summary(comparison: Comparison) -> list[str]:
+    """How many samples were left out of every metric's pairing, by why, and the first of them."""
+    if not comparison.unpaired:
+        return []
+    lines = [f"{len(comparison.unpaired)} sample(s) not paired (a --max-drop gate fails on them):"]
+    lines += [f"  {_unpaired(u)}" for u in comparison.unpaired[:MAX_UNPAIRED_LISTED]]
+    if len(comparison.unpaired) > MAX_UNPAIRED_LISTED:
+        lines.append(f"  ... and {len(comparison.unpaired) - MAX_UNPAIRED_LISTED} more (--json lists them all)")
+    return lines
+
+
+def _unpaired(u: Unpaired) -> str:
+    return f"id {u.id!r}, line {u.line} of the {'base' if u.side == 'both' else u.side}: {u.why}"
+
+
+def preamble(comparison: Comparison) -> list[str]:
+    """What is said before the table: setup differences, pairing, the question check, metrics not shared, the refusal."""
+    lines = []
+    meaning = [d for d in comparison.setup if d.changes_scores]
+    other = [d for d in comparison.setup if not d.changes_scores]
+    if meaning:
+        lines.append("The runs differ in what a score means:")
+        lines += [f"  {d.describe()}" for d in meaning]
+    if other:
+        lines.append("The runs also differ in:" if meaning else "The runs differ in:")
+        lines += [f"  {d.describe()}" for d in other]
+    if not comparison.setup:
+        lines.append("The runs have the same setup (judge, metric options, input" + (", and the same input file)" if comparison.one_pipeline else ")"))
+    how = "by line (the samples have no ids)" if comparison.paired_by == "line" else "by id"
+    lines.append(f"Samples paired {how}; {comparison.questions}.")
+    for name, side in comparison.not_shared.items():
+        lines.append(f"{name} is scored in the {side} only: not compared.")
+    if comparison.gate_refusal:
+        lines.append(comparison.gate_refusal)
+    return lines
+
+
+def metric_notes(m: MetricComparison) -> list[str]:
+    notes = []
+    if m.not_compared:
+        notes.append(f"{m.name}: {len(m.not_compared)} sample(s) not compared: " + "; ".join(_unpaired(u) for u in m.not_compared[:5]) + (" ..." if len(m.not_compared) > 5 else ""))
+    if m.undefined_in_both:
+        notes.append(f"{m.name}: {m.undefined_in_both} sample(s) undefined (NaN) in both runs")
+    return notes
+
+
+def comparison_text(comparison: Comparison) -> str:
+    """The terminal report."""
+    header = ["metric", "paired", "base", "candidate", "difference", "95% interval", "up", "down", "level"]
+    rows = [header]
+    for name, m in comparison.metrics.items():
+        d = m.difference
+        rows.append([plain(name), str(d.count), number(d.base_mean), number(d.candidate_mean), signed(d.mean), difference_interval(d.ci95), str(d.up), str(d.down), str(d.level)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    table = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
+    table.insert(1, "  ".join("-" * w for w in widths))
+    lines = [plain(line) for line in preamble(comparison)] + [""] + table + [""]
+    for name, m in comparison.metrics.items():
+        lines.append(plain(f"{name}: {m.sentence()}"))
+        lines += [plain(note) for note in metric_notes(m)]
+        if m.gate is not None:
+            lines.append(plain(gate_words(name, m.gate)))
+    lines += [plain(line) for line in unpaired_summary(comparison)]
+    moved = [line for name, m in comparison.metrics.items() for line in _mover_lines(name, m)]
+    if moved:
+        lines += ["", *moved]
+    if comparison.gated:
+        lines.append("gates refused" if comparison.gate_refusal else "gates " + ("met" if comparison.gates_hold else "NOT met"))
+    return "\n".join(lines)
+
+
+def _mover_lines(name: str, m: MetricComparison) -> list[str]:
+    lines = []
+    for label, movers in (("worsened most", m.worsened), ("improved most", m.improved)):
+        if movers:
+            lines.append(plain(f"{name}, {label}:"))
+            for mover in movers:
+                lines.append(plain(f"  id {mover.id!r} (line {mover.base_line}): {number(mover.base)} -> {number(mover.candidate)}"))
+                lines += [plain(f"    {change}") for change in mover.changes]
+    return lines
+
+
+def _markdown_movers(out: IO[str], name: str, label: str, movers: Sequence[Mover]) -> None:
+    if not movers:
+        return
+    out.write(f"\n#### {markdown_cell(name)}: {label}\n\n| id | line | base | candidate | what changed |\n|---|---|---|---|---|\n")
+    for mover in movers:
+        changes = "<br>".join(markdown_cell(change, 400) for change in mover.changes) or "no change recorded in the details"
+        out.write(f"| {markdown_cell(mover.id)} | {mover.base_line} | {number(mover.base)} | {number(mover.candidate)} | {changes} |\n")
+
+
+def write_comparison_markdown(out: IO[str], comparison: Comparison) -> None:
+    """A Markdown comparison for a pull-request comment or a CI job summary."""
+    status = "" if not comparison.gated else ": gates refused" if comparison.gate_refusal else ": passed" if comparison.gates_hold else ": FAILED"
+    out.write(f"## localeval compare{status}\n\nBase `{markdown_cell(comparison.base)}`, candidate `{markdown_cell(comparison.candidate)}`.\n\n")
+    out.write("".join(f"{'  - ' if line.startswith('  ') else '- '}{markdown_cell(line.strip(), 1000)}\n" for line in preamble(comparison)))
+    out.write("\n| metric | paired | base | candidate | difference | 95% interval | up / down / level | verdict | gate |\n|---|---|---|---|---|---|---|---|---|\n")
+    for name, m in comparison.metrics.items():
+        d = m.difference
+        gate = "-" if m.gate is None else ("ok" if m.gate.ok else "**NOT met**")
+        out.write(
+            f"| {markdown_cell(name)} | {d.count} | {number(d.base_mean)} | {number(d.candidate_mean)} | {signed(d.mean)} | {difference_interval(d.ci95)} | "
+            f"{d.up} / {d.down} / {d.level} | {markdown_cell(d.verdict.value)} | {gate} |\n"
+        )
+    notes = [f"{name}: {m.sentence()}" for name, m in comparison.metrics.items()]
+    notes += [note for m in comparison.metrics.values() for note in metric_notes(m)]
+    notes += [gate_words(name, m.gate) for name, m in comparison.metrics.items() if m.gate is not None]
+    notes += unpaired_summary(comparison)[:1]
+    out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
+    if comparison.unpaired:
+        out.write("\n| id | line | side | why not paired |\n|---|---|---|---|\n")
+        for u in comparison.unpaired[:MAX_UNPAIRED_LISTED]:
+            out.write(f"| {markdown_cell(u.id)} | {u.line} | {u.side} | {markdown_cell(u.why)} |\n")
+        if len(comparison.unpaired) > MAX_UNPAIRED_LISTED:
+            out.write(f"\n... and {len(comparison.unpaired) - MAX_UNPAIRED_LISTED} more (`--json` lists them all).\n")
+    if any(m.worsened or m.improved for m in comparison.metrics.values()):
+        out.write("\n### What moved\n")
+        for name, m in comparison.metrics.items():
+            _markdown_movers(out, name, "worsened most", m.worsened)
+            _markdown_movers(out, name, "improved most", m.improved)
+
+
+def write_comparison_junit(out: IO[str], comparison: Comparison) -> None:
+    """JUnit XML: one test case per gated metric (an error case each when the gates were refused)."""
+    cases = []
+    failures = errors = 0
+    for name, limit in comparison.max_drop.items():
+        m = comparison.metrics[name]
+        system_out = f"<system-out>{xml_text(m.sentence())}</system-out>"
+        if comparison.gate_refusal is not None or m.gate is None:
+            errors += 1
+            reason = comparison.gate_refusal or "not gated"
+            body = f'<error message={xml_attribute(reason)} type="refused">{xml_text(reason)}</error>'
+        elif not m.gate.ok:
+            failures += 1
+            text = gate_words(name, m.gate)
+            body = f'<failure message={xml_attribute(text)} type="max-drop">{xml_text(text)}</failure>'
+        else:
+            body = ""
+        cases.append(f"    <testcase classname=\"localeval.compare\" name={xml_attribute(f'{name} max drop {number(limit)}')}>{body}{system_out}</testcase>\n")
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="localeval compare">\n')
+    out.write(f'  <testsuite name="localeval compare" tests="{len(cases)}" failures="{failures}" errors="{errors}" skipped="0">\n')
+    out.write("    <properties>\n")
+    for name, m in comparison.metrics.items():
+        d = m.difference
+        low, high = d.ci95 or (None, None)
+        for key, value in (("difference", d.mean), ("ci95_low", low), ("ci95_high", high), ("paired", d.count)):
+            out.write(f"      <property name={xml_attribute(f'{name}.{key}')} value={xml_attribute(number(value, 6, missing=''))}/>\n")
+    out.write("    </properties>\n" + "".join(cases) + "  </testsuite>\n</testsuites>\n")

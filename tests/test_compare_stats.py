@@ -1,0 +1,72 @@
+"""The paired difference's arithmetic and its gate, on numbers worked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from localeval.stats.gates import drop_gate
+from localeval.stats.intervals import t975
+from localeval.stats.paired import PSEUDO_SQUARES, Verdict, paired_difference
+
+
+def test_ten_equal_pairs_that_do_not_come_from_one_pipeline_never_give_a_zero_width_interval():
+    found = paired_difference([1.0] * 10, [1.0] * 10)
+    half = t975(9) * math.sqrt(PSEUDO_SQUARES / 100)
+    assert found.ci95 == pytest.approx((-half, half)) and found.verdict is Verdict.NO_DIFFERENCE
+    assert half == pytest.approx(0.320, abs=0.001)
+
+
+def test_one_pipelines_equal_pairs_are_exactly_zero_but_its_differences_are_not_trusted_blindly():
+    assert paired_difference([0.5, 1.0], [0.5, 1.0], one_pipeline=True).ci95 == (0.0, 0.0)
+    varied = paired_difference([0.5, 1.0, 1.0], [0.5, 1.0, 0.0], one_pipeline=True)
+    assert varied.ci95 is not None and varied.ci95[0] < varied.ci95[1]
+
+
+def test_the_interval_is_the_mean_difference_plus_minus_t_times_the_floored_standard_error():
+    base, candidate = [0.0, 0.5, 1.0, 1.0, 0.5, 0.0], [0.5, 0.5, 1.0, 0.0, 1.0, 1.0]
+    found = paired_difference(base, candidate)
+    d = [c - b for b, c in zip(base, candidate)]
+    mean = sum(d) / 6
+    squares = sum((x - mean) ** 2 for x in d)
+    half = t975(5) * math.sqrt((squares + PSEUDO_SQUARES) / 36)
+    assert found.mean == pytest.approx(mean) and found.ci95 == pytest.approx((mean - half, min(1.0, mean + half)))
+    assert (found.up, found.down, found.level) == (3, 1, 2) and found.stderr == pytest.approx(math.sqrt(squares / 5 / 6))
+
+
+def test_too_few_pairs_have_no_interval_and_no_verdict():
+    assert paired_difference([], []).ci95 is None
+    one = paired_difference([0.0], [1.0])
+    assert one.ci95 is None and one.mean == 1.0 and one.verdict is Verdict.NO_DIFFERENCE
+    with pytest.raises(ValueError):
+        paired_difference([0.0], [])
+
+
+def test_every_pair_up_by_one_is_better_at_ten_and_correlated_runs_narrow_the_interval():
+    assert paired_difference([0.0] * 10, [1.0] * 10).verdict is Verdict.BETTER
+    base = [0.1 * (i % 10) for i in range(100)]
+    found = paired_difference(base, [min(1.0, b + 0.05) for b in base])
+    assert found.verdict is Verdict.BETTER and found.width_ratio is not None and found.width_ratio > 3
+
+
+@pytest.mark.parametrize(
+    ("on", "interval", "mean", "ok"),
+    [
+        ("fail-if-confidently-below", (-0.2, -0.06), -0.1, False),  # worse by more than 0.05 with confidence
+        ("fail-if-confidently-below", (-0.2, -0.04), -0.1, True),  # could be within 0.05: the benefit of the doubt
+        ("pass-if-confidently-above", (-0.04, 0.1), 0.0, True),  # shown to cost at most 0.05
+        ("pass-if-confidently-above", (-0.06, 0.1), 0.0, False),  # not shown
+        ("mean", (-0.2, 0.1), -0.05, True),
+        ("mean", (-0.2, 0.1), -0.06, False),
+    ],
+)
+def test_the_drop_gate_modes(on, interval, mean, ok):
+    assert drop_gate(on, 0.05, paired=50, mean=mean, interval=interval, uncompared=0).ok is ok
+
+
+def test_a_sample_not_compared_or_no_interval_fails_the_drop_gate_with_its_reason():
+    gate = drop_gate("fail-if-confidently-below", 0.5, paired=50, mean=0.0, interval=(-0.1, 0.1), uncompared=2)
+    assert not gate.ok and "2 sample(s) could not be compared" in (gate.reason or "")
+    gate = drop_gate("pass-if-confidently-above", 0.5, paired=1, mean=0.0, interval=None, uncompared=0)
+    assert not gate.ok and "an interval needs 2" in (gate.reason or "")
