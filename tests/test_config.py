@@ -65,6 +65,7 @@ def test_a_true_threshold_option_in_a_config_file_is_refused(write_jsonl, tmp_pa
 def test_the_api_takes_one_metric_name_and_checks_thresholds():
     from localeval.errors import ConfigError
     from localeval.judge import load_judge
+    from localeval.judge.spec import MIN_CONTEXT
     from localeval.testing import assert_metric
 
     sample = {"retrieved_context_ids": [1], "reference_context_ids": [1]}
@@ -74,7 +75,7 @@ def test_the_api_takes_one_metric_name_and_checks_thresholds():
             evaluate([sample], ["id_context_recall"], thresholds={"id_context_recall": bad})
     with pytest.raises(AssertionError, match="empty input never passes"):
         assert_metric([], "id_context_recall", 1.0)
-    with pytest.raises(ConfigError, match="'n_ctx': Input should be greater than or equal to 512"):
+    with pytest.raises(ConfigError, match=f"'n_ctx': Input should be greater than or equal to {MIN_CONTEXT}"):
         load_judge("anything.gguf", n_ctx=10)
 
 

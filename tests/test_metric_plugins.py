@@ -78,9 +78,9 @@ def test_register_metric_refuses_what_is_no_metric_or_takes_a_name():
 
 
 def test_a_config_with_options_and_gates_for_an_unselected_plugin_metric_imports_no_plugin(tmp_path):
-    """A config may set options and gates for every metric, a plugin's too; a run that scores
-    only built-ins leaves them aside, knowing the plugin's name from its package's metadata,
-    without importing it (or any other plugin)."""
+    """A config may set options for every metric, a plugin's too; a run that scores only built-ins
+    leaves them aside, and refuses a gate for it, knowing the plugin's name from its package's
+    metadata, without importing it (or any other plugin)."""
     site = tmp_path / "site"
     site.mkdir()
     marker = tmp_path / "imported"
@@ -88,12 +88,16 @@ def test_a_config_with_options_and_gates_for_an_unselected_plugin_metric_imports
     install_plugin(site, "other_metric", f"open({str(marker)!r}, 'a').close()\n", "other = other_metric:Nope")
     data = tmp_path / "samples.jsonl"
     data.write_text(json.dumps({"retrieved_context_ids": [1], "reference_context_ids": [1]}) + "\n", encoding="utf-8")
-    (tmp_path / "localeval.toml").write_text(
-        "thresholds = { answer_words = 0.5 }\nmin_mean = { answer_words = 0.5 }\n[options.answer_words]\nwords = 5\n", encoding="utf-8"
-    )
+    (tmp_path / "localeval.toml").write_text("[options.answer_words]\nwords = 5\n", encoding="utf-8")
     run = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert not marker.exists()  # no plugin was imported
+    # A gate is another matter: it names a metric the user cares about, so one for a metric the run
+    # does not score is refused (issue 68), still without importing the plugin.
+    (tmp_path / "localeval.toml").write_text("thresholds = { answer_words = 0.5 }\nmin_mean = { answer_words = 0.5 }\n", encoding="utf-8")
+    gated = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
+    assert gated.returncode == 2 and "not selected: answer_words" in gated.stderr, gated.stderr
+    assert not marker.exists()
     (tmp_path / "localeval.toml").write_text("[options.no_such_metric]\nwords = 5\n", encoding="utf-8")
     unknown = run_with_plugins(site, "score", str(data), "-m", "id_context_recall", "-q", cwd=tmp_path)
     assert unknown.returncode == 2 and "an option is set for 'no_such_metric', which is no metric" in unknown.stderr

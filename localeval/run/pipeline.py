@@ -17,9 +17,10 @@ calls this). In order:
 from __future__ import annotations
 
 import hashlib
+import io
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -29,12 +30,13 @@ from localeval.data.files import CHUNK, STDIO, atomic_text, cannot_write, divert
 from localeval.data.jsonl import MAX_LINE_BYTES, Record, read_records
 from localeval.data.results import ResultRow, RunHeader, dumps_json, parse_line
 from localeval.data.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample, mapped_field
-from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE, ConfigError, Interrupted
+from localeval.errors import ConfigError, Interrupted, LocalevalError
 from localeval.interrupts import watching_ctrl_c
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
 from localeval.judge.spec import JudgeSpec
 from localeval.metrics import DEFAULT_METRICS, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
+from localeval.models import store as model_store
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.run.provenance import describe_run, resume_differences
@@ -86,7 +88,9 @@ class _DoneLines:
         return index < len(self._bits) and bool(self._bits[index] >> bit & 1)
 
 
-def _check_paths(settings: RunSettings) -> None:
+def check_paths(settings: RunSettings) -> None:
+    """The paths, before anything is read or written: the input is a file; no output names a file the
+    run reads (`files_read`), another output, or standard output twice."""
     if settings.input != STDIO:
         path = Path(settings.input)
         if not path.exists():
@@ -100,11 +104,28 @@ def _check_paths(settings: RunSettings) -> None:
             raise ConfigError("--resume needs the input to be a regular file: its SHA-256 is checked against the results")
     if settings.labels is not None and (settings.labels == STDIO or not Path(settings.labels).is_file()):
         raise ConfigError(f"the labels file {settings.labels} (--labels) is not a file: labels are read from a file, before scoring")
-    config_path = (settings.config_source or {}).get("file", "")
-    refuse_overlaps(
-        {"INPUT": settings.input if settings.input != STDIO else "", "the config file": config_path, "--labels": settings.labels or ""},
-        {"-o": settings.output or "", "--summary-json": settings.summary_json or "", "--junit-xml": settings.junit_xml or "", "--markdown": settings.markdown or ""},
-    )
+    outputs = {option: getattr(settings, key) or "" for key, option in OUTPUT_OPTIONS.items()}
+    to_stdout = [option for option, path in outputs.items() if path == STDIO]
+    if len(to_stdout) > 1:
+        raise ConfigError(f"{', '.join(to_stdout[:-1])} and {to_stdout[-1]} name standard output ('-'), which carries one stream: give the others a file")
+    refuse_overlaps(files_read(settings), outputs)
+
+
+def files_read(settings: RunSettings) -> dict[str, str]:
+    """Every file the run reads, by the option that names it: the input, the config, the labels,
+    the calibration, each rubric, and the model files (the judge named, the store's): none of them
+    may be an output, which would be truncated before (or while) it is read."""
+    read = {
+        "INPUT": settings.input if settings.input != STDIO else "",
+        "the config file": (settings.config_source or {}).get("file", ""),
+        "--labels": settings.labels or "",
+        "--calibration": settings.calibration or "",
+    }
+    for metric, options in settings.options.items():
+        rubric = options.get("rubric")
+        if isinstance(rubric, str) and rubric:
+            read[f"--option {metric}.rubric"] = rubric
+    return {**read, **model_store.files_a_run_reads(settings.model)}
 
 
 def build_metrics(settings: RunSettings) -> list[Metric[Any]]:
@@ -127,13 +148,6 @@ def read_labels_for(path: str, metrics: Sequence[Metric[Any]]) -> Gold:
     own unit and language."""
     relevance = next((m for m in metrics if m.name == RELEVANCE), None)
     return read_gold(path, relevance_units(relevance.params.model_dump(), "--option context_relevance") if relevance is not None else None)
-
-
-def _selected(gates: dict[str, float], metrics: Sequence[Metric[Any]]) -> dict[str, float]:
-    """The gates (thresholds or minimum means) of the selected metrics, and of unknown names (which
-    Summary refuses): a gate for a known metric left out of the run is left aside, as its options are."""
-    names = {m.name for m in metrics}
-    return {name: value for name, value in gates.items() if name in names or not is_metric_name(name)}
 
 
 @dataclass(frozen=True)
@@ -289,16 +303,40 @@ class _Sink:
                     yield item
 
 
-def _write_reports(settings: RunSettings, figures: SummaryFigures, report: dict[str, Any], sink: _Sink) -> None:
-    """The reports from `figures`; --summary-json is `report`, the figures' JSON with the run's provenance."""
+OUTPUT_OPTIONS = {"output": "-o", "summary_json": "--summary-json", "junit_xml": "--junit-xml", "markdown": "--markdown"}
+
+
+def writes_to_stdout(settings: RunSettings) -> bool:
+    """Whether an output is standard output ('-'): then whatever else writes there goes to standard error."""
+    return any(getattr(settings, key) == STDIO for key in OUTPUT_OPTIONS)
+
+
+@contextmanager
+def _report_file(path: str, what: str, stdout: IO[bytes] | None) -> Iterator[IO[str]]:
+    """Where a report goes: the file at `path` (`atomic_text`), or standard output for '-'."""
+    if path != STDIO or stdout is None:
+        with atomic_text(path, what) as out:
+            yield out
+        return
+    text = io.TextIOWrapper(stdout, encoding="utf-8", newline="", write_through=True)
+    try:
+        yield text
+        text.flush()
+    finally:
+        text.detach()  # the stream stays open for whoever owns it
+
+
+def _write_reports(settings: RunSettings, figures: SummaryFigures, report: dict[str, Any], sink: _Sink, stdout: IO[bytes] | None, fail_on_error: bool) -> None:
+    """The reports from `figures`; --summary-json is `report`, the figures' JSON with the run's
+    provenance; the Markdown headline says what the run's exit code says."""
     if settings.junit_xml:
-        with atomic_text(settings.junit_xml, "--junit-xml") as out:
+        with _report_file(settings.junit_xml, "--junit-xml", stdout) as out:
             write_junit(out, sink.rows(), figures)
     if settings.markdown:
-        with atomic_text(settings.markdown, "--markdown") as out:
-            write_markdown(out, sink.rows(), figures)
+        with _report_file(settings.markdown, "--markdown", stdout) as out:
+            write_markdown(out, sink.rows(), figures, fail_on_error=fail_on_error)
     if settings.summary_json:
-        with atomic_text(settings.summary_json, "--summary-json") as out:
+        with _report_file(settings.summary_json, "--summary-json", stdout) as out:
             out.write(dumps_json(report, indent=2) + "\n")
 
 
@@ -374,7 +412,7 @@ def score_file(
     # With the results on standard output, whatever else writes there (a metric plugin's print, its
     # child process, C code) goes to standard error: stdout carries JSON lines and nothing else.
     with watching_ctrl_c():
-        if settings.output == STDIO:
+        if writes_to_stdout(settings):
             with diverted_stdout() as stdout:
                 return _score_file(settings, judge, stdout, on_start, on_row, on_message)
         return _score_file(settings, judge, None, on_start, on_row, on_message)
@@ -388,7 +426,7 @@ def _score_file(
     on_row: Callable[[ResultRow], None] | None,
     on_message: Callable[[str], None] | None,
 ) -> RunOutcome:
-    _check_paths(settings)
+    check_paths(settings)
     _check_map(settings)
     metrics = build_metrics(settings)
     if settings.calibration is not None and not any(m.uses_judge() for m in metrics):
@@ -399,14 +437,36 @@ def _score_file(
     if settings.backend_options and judge is None and not any(m.uses_judge() for m in metrics):
         checked_spec(JudgeSpec.of(settings))  # a typo in a judge option is refused on every run, judged or not
     summary = Summary(
-        [m.name for m in metrics], _selected(settings.thresholds, metrics), _selected(settings.min_mean, metrics),
+        [m.name for m in metrics], settings.thresholds, settings.min_mean,
         gate_on=settings.threshold_on, gold=read_labels_for(settings.labels, metrics) if settings.labels is not None else None,
     )
+    hashed = _input_hash(settings)
+    # Before the judge loads (seconds, and its file's SHA-256): the metrics' own models (a missing
+    # embedding model stops here) and a resume of a run whose input or metrics differ.
+    before_judge = describe_run(settings, metrics, None, hashed.sha256 if hashed is not None else None)
+    if settings.resume and settings.output:
+        _refuse_another_run(settings.output, before_judge)
     source = _open_source(settings, metrics, judge, on_message, summary.gold)
     try:
-        return _run(settings, metrics, summary, source, stdout, on_start, on_row, on_message)
+        return _run(settings, metrics, summary, source, hashed, stdout, on_start, on_row, on_message)
     finally:
         source.close()
+
+
+def _refuse_another_run(path: str, before_judge: dict[str, Any]) -> None:
+    """A results file whose header records another input, other metrics or another version is
+    refused before any judge is loaded; the judge itself is compared once it is (`_read_previous`).
+    A file without a readable header is left to that full check, which says what is wrong with it."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(MAX_LINE_BYTES + 1)
+        item = parse_line(first, path, 1) if first.endswith(b"\n") else None
+    except (OSError, LocalevalError):
+        return
+    if isinstance(item, RunHeader):
+        differences = resume_differences(item.run, before_judge, judge=False)
+        if differences:
+            raise ConfigError(f"cannot resume {path}: it was written by a different run ({'; '.join(differences)}). Write to a new file, or drop --resume to start over")
 
 
 def _run(
@@ -414,12 +474,12 @@ def _run(
     metrics: Sequence[Metric[Any]],
     summary: Summary,
     source: Any,
+    hashed: _InputHash | None,
     stdout: IO[bytes] | None,
     on_start: Callable[[int], None] | None,
     on_row: Callable[[ResultRow], None] | None,
     on_message: Callable[[str], None] | None,
 ) -> RunOutcome:
-    hashed = _input_hash(settings)
     provenance = describe_run(settings, metrics, source.describe_judge(), hashed.sha256 if hashed is not None else None)
     if summary.gold is not None:  # not part of a resume's identity: labels change the summary, never a score
         provenance["labels"] = {"path": summary.gold.path, "sha256": summary.gold.sha256}
@@ -436,7 +496,7 @@ def _run(
             else:
                 handle.truncate(0)
                 _write_header(handle, provenance, str(results_file))
-        stream = stdout or (_open_stream(settings.output) if settings.output and not results_file else None)
+        stream = stdout if settings.output == STDIO else _open_stream(settings.output) if settings.output and not results_file else None
         sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing, settings.output or "")
         if on_start is not None:
             on_start(done.count)
@@ -456,13 +516,6 @@ def _run(
             _tell_if_grown(settings.input, hashed, on_message)
         figures = summary.figures()
         report = {**figures.to_json_dict(), "run": provenance}
-        _write_reports(settings, figures, report, sink)
-    if figures.input_errors:
-        code = EXIT_USAGE
-    elif settings.fail_on_error and figures.errors:
-        code = EXIT_THRESHOLD_FAILED
-    elif figures.thresholds_met:
-        code = EXIT_OK
-    else:
-        code = EXIT_THRESHOLD_FAILED
+        code = figures.exit_code(settings.fail_on_error)
+        _write_reports(settings, figures, report, sink, stdout, settings.fail_on_error)
     return RunOutcome(report, code, written, figures)

@@ -59,11 +59,16 @@ def _identity(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def resume_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+def resume_differences(previous: dict[str, Any], current: dict[str, Any], *, judge: bool = True) -> list[str]:
     """What differs between the run that wrote a results file and this one, in words: each
     differing setting by its dotted key, with both values (a long value is cut in the middle of
-    neither side's difference, since only the differing leaf is shown)."""
-    return [f"{key}: {_short(before)} then, {_short(now)} now" for key, before, now in _leaf_differences(_identity(previous), _identity(current), "")]
+    neither side's difference, since only the differing leaf is shown). `judge=False` leaves the
+    judge out: what can be compared before it is loaded."""
+    before, now = _identity(previous), _identity(current)
+    if not judge:
+        before.pop("judge")
+        now.pop("judge")
+    return [f"{key}: {_short(old)} then, {_short(new)} now" for key, old, new in _leaf_differences(before, now, "")]
 
 
 def _leaf_differences(before: Any, now: Any, prefix: str) -> list[tuple[str, Any, Any]]:

@@ -189,12 +189,21 @@ def _relative_to(data: dict[str, Any], folder: Path) -> dict[str, Any]:
     return data
 
 
+# Two keys that name one setting: a later layer that sets either replaces both of an earlier one's,
+# so `--verifier` overrides a config's `grader = "judge"`; both in one layer is that layer's contradiction.
+SAME_SETTING = ("grader", "verifier")
+
+
 def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Metric options layer on layer, key by key: later layers win."""
+    """Metric options layer on layer, key by key: later layers win (`grader` and `verifier` as one key)."""
     merged: dict[str, dict[str, Any]] = {}
     for layer in layers:
         for metric, options in layer.items():
-            merged.setdefault(metric, {}).update(options)
+            into = merged.setdefault(metric, {})
+            if any(key in options for key in SAME_SETTING):
+                for key in SAME_SETTING:
+                    into.pop(key, None)
+            into.update(options)
     return merged
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE
 from localeval.stats.gates import MeanGate, ThresholdGate
 from localeval.stats.ppi import PredictionPowered
 
@@ -105,6 +106,15 @@ class SummaryFigures:
     def errors(self) -> int:
         """Metric scores that could not be computed, over every metric (not unreadable lines)."""
         return sum(m.errors for m in self.metrics.values())
+
+    def exit_code(self, fail_on_error: bool) -> int:
+        """The exit code these figures call for (errors.py lists them), which every report's verdict repeats:
+        2 for an unreadable input line, 1 for a gate not met (or, with `fail_on_error`, a sample unscored), else 0."""
+        if self.input_errors:
+            return EXIT_USAGE
+        if (fail_on_error and self.errors) or not self.thresholds_met:
+            return EXIT_THRESHOLD_FAILED
+        return EXIT_OK
 
     def to_json_dict(self) -> dict[str, Any]:
         """The summary as --summary-json writes it (less the run's provenance, which the pipeline adds)."""

@@ -168,9 +168,13 @@ class Summary:
             for name, value in values.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                     raise ConfigError(f"{kind} for {name} must be a number in [0, 1], got {value!r}")
-        unknown = sorted((set(thresholds) | set(min_mean)) - set(metric_names))
-        if unknown:
-            raise ConfigError(f"threshold for a metric that is not selected: {', '.join(unknown)}")
+        for option, values in (("--threshold", thresholds), ("--min-mean", min_mean)):
+            unscored = sorted(set(values) - set(metric_names))
+            if unscored:  # a gate names a metric the user cares about: it never vanishes because the metric is not run
+                raise ConfigError(
+                    f"{option} {unscored[0]}: a gate for a metric that is not selected: {', '.join(unscored)} (this run scores {', '.join(metric_names) or 'nothing'}); "
+                    f"select it (-m {unscored[0]}, or the config's metrics) or drop the gate"
+                )
         self.thresholds = thresholds
         self.min_mean = min_mean
         self.gate_on = check_gate_on(gate_on)
