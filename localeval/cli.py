@@ -437,6 +437,13 @@ def report_command(results_path: Path, output: str, title: str | None, labels_pa
     sys.exit(EXIT_USAGE if problems else EXIT_OK)
 
 
+def _one_stream_to_stdout(outputs: dict[str, str]) -> None:
+    """At most one output may be standard output ('-'): it carries one stream."""
+    named = [option for option, path in outputs.items() if path == STDIO]
+    if len(named) > 1:
+        raise ConfigError(f"{', '.join(named[:-1])} and {named[-1]} name standard output ('-'), which carries one stream: give the others a file")
+
+
 @cli.command("compare", epilog=_example("localeval compare base.results.jsonl candidate.results.jsonl --max-drop context_recall=0.02 --markdown compare.md"))
 @click.argument("base_path", metavar="BASE", type=click.Path(dir_okay=False))
 @click.argument("candidate_path", metavar="CANDIDATE", type=click.Path(dir_okay=False))
@@ -449,9 +456,9 @@ def report_command(results_path: Path, output: str, title: str | None, labels_pa
 )
 @click.option("--allow-setup-change", is_flag=True, help="Read the gates even when the runs differ in what a score means (another judge, grader, calibration, metric options, plugin version): the setup change is what is compared.")
 @click.option("--show", type=click.IntRange(0, 1000), default=DEFAULT_SHOW, show_default=True, help="The samples that moved most each way, per metric, with what changed in them.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write the comparison as Markdown (a pull-request comment, a CI job summary).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every figure as JSON.")
-@click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write JUnit XML: one test case per gated metric.")
+@click.option("--markdown", "markdown_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write the comparison as Markdown (a pull-request comment, a CI job summary; '-' for standard output).")
+@click.option("--json", "json_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write every figure as JSON ('-' for standard output).")
+@click.option("--junit-xml", type=click.Path(allow_dash=True, dir_okay=False), help="Write JUnit XML: one test case per gated metric ('-' for standard output).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read max_drop and max_drop_on from this file (default: localeval.toml next to CANDIDATE, else [tool.localeval] in ./pyproject.toml).")
 @click.option("-q", "--quiet", is_flag=True, help="No table on the terminal; errors are still reported.")
 def compare_command(
@@ -464,7 +471,9 @@ def compare_command(
 
     Samples pair by id (by line when the samples have no ids). Exit codes as score's: 0, 1 when a
     --max-drop gate fails, 2 for bad input or a gate refused because the runs' setups differ."""
-    refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path}, {"--markdown": markdown_path or "", "--json": json_path or "", "--junit-xml": junit_xml or ""})
+    outputs = {"--markdown": markdown_path or "", "--json": json_path or "", "--junit-xml": junit_xml or ""}
+    _one_stream_to_stdout(outputs)
+    refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path}, outputs)
     file_values, source = find_config(candidate_path, config_path)
     if source and not quiet:
         click.echo(f"localeval: using config {describe_source(source)}", err=True)
@@ -483,7 +492,7 @@ def compare_command(
         with atomic_text(junit_xml, "--junit-xml") as out:
             write_comparison_junit(out, comparison)
     if not quiet:
-        click.echo(comparison_text(comparison))
+        click.echo(comparison_text(comparison), err=STDIO in outputs.values())  # standard output holds the report named '-'
     if comparison.gate_refusal:
         click.echo(f"localeval: error: {plain(comparison.gate_refusal)}", err=True)
     sys.exit(comparison.exit_code)

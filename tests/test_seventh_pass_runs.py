@@ -402,3 +402,15 @@ def test_a_58_mb_line_under_a_memory_limit_is_exit_3_naming_memory_or_a_real_ver
             assert "out of memory" in run.stderr, (kilobytes, run.stderr)
         else:
             assert run.returncode == EXIT_THRESHOLD_FAILED and out.read_text().count("\n") == 2, (kilobytes, run.returncode, run.stderr)
+
+
+def test_compare_writes_a_report_named_dash_to_standard_output_alone_and_refuses_two(write_jsonl, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "r.jsonl"
+    assert run_score(write_jsonl([RECALLED]), "-m", "id_context_recall", "-o", results).exit_code == 0
+    shown = invoke(["compare", str(results), str(results), "--json", "-"])
+    assert shown.exit_code == 0, shown.output
+    assert "id_context_recall" in json.loads(shown.stdout)["metrics"]  # the table went to standard error
+    both = invoke(["compare", str(results), str(results), "--json", "-", "--markdown", "-"])
+    assert both.exit_code == EXIT_USAGE and "--markdown and --json name standard output" in both.stderr
+    assert not (tmp_path / "-").exists()
