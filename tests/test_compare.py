@@ -249,3 +249,27 @@ def test_the_python_api_returns_the_typed_comparison(tmp_path):
     found = compare(str(base), str(candidate), metrics=[ID_RECALL], max_drop={ID_RECALL: 0.1})
     assert isinstance(found, Comparison) and found.exit_code == 1
     assert json.loads(json.dumps(found.to_json_dict()))["metrics"][ID_RECALL]["verdict"] == "worse"
+
+
+def test_the_markdown_and_the_page_say_which_statement_flipped_and_why(tmp_path):
+    """A reader sees why recall dropped without opening the two files: the statement, and each run's evidence."""
+
+    def results(name: str, attributed: int, reason: str) -> Path:
+        header = {"format": "localeval-results", "version": 1, "run": {"input": {"path": "gone.jsonl", "sha256": name}, "metrics": {"context_recall": {}}, "judge": None}}
+        rows = [
+            {"id": f"q{i}", "line": i + 1, "scores": {"context_recall": 1.0 if i or attributed else 0.5},
+             "details": {"context_recall": {"statements": [{"statement": "Paris is the capital of France.", "attributed": 1 if i else attributed, "probability": 0.9, "reason": reason}, {"statement": "It is large.", "attributed": 1, "probability": 0.9}]}},
+             "errors": {}}
+            for i in range(4)
+        ]
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in [header, *rows]), encoding="utf-8")
+        return path
+
+    base, candidate = results("base", 1, "'capital of France' in context 2"), results("candidate", 0, "no context names a capital")
+    md, page = tmp_path / "c.md", tmp_path / "c.html"
+    assert invoke(["compare", str(base), str(candidate), "--markdown", str(md), "-q"]).exit_code == 0
+    flipped = "statement 'Paris is the capital of France.': attributed in the base (\"'capital of France' in context 2\"), not attributed in the candidate ('no context names a capital')"
+    assert "#### context_recall: worsened most" in md.read_text(encoding="utf-8") and flipped in md.read_text(encoding="utf-8")
+    assert invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(page)]).exit_code == 0
+    assert "Paris is the capital of France." in page.read_text(encoding="utf-8") and "not attributed in the candidate" in page.read_text(encoding="utf-8")
