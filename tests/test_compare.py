@@ -116,6 +116,13 @@ def test_samples_in_one_file_only_errors_and_nan_are_counted_listed_and_fail_a_g
     assert result.exit_code == 0 and "2 sample(s) not paired" in result.output and "id 'q9'" in result.output
 
 
+def test_two_runs_of_other_questions_are_said_to_share_no_sample(tmp_path):
+    base = scored(tmp_path, "base", [sample(i, 2) for i in range(3)])
+    candidate = scored(tmp_path, "candidate", [sample(i, 2) for i in range(3, 6)])
+    result = invoke(["compare", str(base), str(candidate)])
+    assert result.exit_code == 0 and "No sample was compared: are these two runs of the same questions?" in result.output and "6 sample(s) not paired" in result.output
+
+
 def test_samples_without_ids_pair_by_line_and_it_says_so(tmp_path):
     base = scored(tmp_path, "base", [sample(i, 2, with_id=False) for i in range(5)])
     candidate = scored(tmp_path, "candidate", [sample(i, 1, with_id=False) for i in range(5)])

@@ -68,6 +68,8 @@ def preamble(comparison: Comparison) -> list[str]:
         lines.append("The runs have the same setup (judge, metric options, input" + (", and the same input file)" if comparison.one_pipeline else ")"))
     how = "by line (the samples have no ids)" if comparison.paired_by == "line" else "by id"
     lines.append(f"Samples paired {how}; {comparison.questions}.")
+    if comparison.unpaired and not any(m.difference.count for m in comparison.metrics.values()):
+        lines.append(f"No sample was compared: are these two runs of the same questions? Samples pair by {'line' if comparison.paired_by == 'line' else 'id'}.")
     for name, side in comparison.not_shared.items():
         lines.append(f"{name} is scored in the {side} only: not compared.")
     if comparison.gate_refusal:
