@@ -552,7 +552,7 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
         click.echo(f"localeval: {plain(problem)}; the other kind is fitted and written", err=True)
     for task, numbers in figures.items():
         cells = "; ".join(f"{name} {', '.join(f'{k} {v:.3f}' for k, v in numbers[name].items())}" for name in ("fitted", "shipped"))
-        click.echo(f"{task} ({numbers['rows']} rows, cross-validated by row): {cells}")
+        click.echo(f"{task} ({numbers['rows']} rows, cross-validated by row): {cells}", err=output == STDIO)  # standard output holds the file for '-'
     with atomic_text(output, "-o") as out:
         out.write(dumps_json(calibrating.calibration_document(tables, figures, description), indent=2) + "\n")
     if output != STDIO:  # the file itself went to standard output otherwise

@@ -314,7 +314,10 @@ def _cannot_write(path: Path, error: OSError) -> LocalevalError:
 def _store_locked(store: Path, report: Callable[[str], None]) -> Iterator[None]:
     """The store held by this pull alone (an exclusive lock on its folder), so two pulls never
     assemble the same model at once; a second pull waits, saying so, and then finds the model in place."""
-    descriptor = os.open(store, os.O_RDONLY) if fcntl is not None else None  # Windows: no lock; each pull still writes its own partial file
+    try:
+        descriptor = os.open(store, os.O_RDONLY) if fcntl is not None else None  # Windows: no lock; each pull still writes its own partial file
+    except OSError as exc:  # a store folder that cannot be read
+        raise _cannot_write(store, exc) from None
     try:
         if descriptor is not None:
             try:
