@@ -500,7 +500,7 @@ def measure(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[s
     tasks = args.task.split(",")
     path, catalog_name = resolve_model(args.model)
     shipped = with_calibration_file(CATALOG[catalog_name].calibration if catalog_name else {}, args.calibration)
-    judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
+    judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads, cache=False), shipped)
     limit = args.limit.get
     report: dict[str, Any] = {"judge": catalog_name or path.name, "catalog_name": catalog_name, "limit": args.limit, "shift": args.shift,
                               "calibration": f"the tables of {args.calibration} where it has one, else the shipped" if args.calibration else "shipped"}

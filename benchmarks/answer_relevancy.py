@@ -100,7 +100,7 @@ def main() -> int:
     from localeval import load_judge
 
     figures: dict[str, Any] = {}
-    with load_judge(args.model, threads=args.threads, n_ctx=args.n_ctx) as judge:
+    with load_judge(args.model, threads=args.threads, n_ctx=args.n_ctx, cache=False) as judge:  # its cost is measured: no verdict cache
         print(f"judge: {judge.describe().get('model')}, {args.threads} threads", flush=True)
         if args.only in (None, "order"):
             figures["order"] = order(judge, args.cases)

@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args.verifier:
         path, catalog_name = resolve_model(args.model)
         shipped = CATALOG[catalog_name].calibration if catalog_name else {}
-        judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads), shipped)
+        judge = CachedJudge(args.cache or CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), threads=args.threads, cache=False), shipped)
     if args.claims:
         report["faithfulness"] = faithfulness_report(faithfulness_rows(judge, args.claims, args.verifier))
     if args.factual:

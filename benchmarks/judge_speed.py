@@ -135,12 +135,12 @@ def main() -> None:
     if args.sweep:
         print(f"{os.cpu_count()} CPUs available")
         for threads in (int(n) for n in args.sweep.split(",")):
-            with load_judge(args.model, n_ctx=args.n_ctx, threads=threads) as judge:
+            with load_judge(args.model, n_ctx=args.n_ctx, threads=threads, cache=False) as judge:
                 assert isinstance(judge, LlamaJudge)
                 prefill, generation = raw_rates(judge)
                 print(f"threads {threads}: prefill {prefill:.1f} tokens/s, generation {generation:.1f} tokens/s", flush=True)
         return
-    judge = load_judge(args.model, n_ctx=args.n_ctx, threads=args.threads)
+    judge = load_judge(args.model, n_ctx=args.n_ctx, threads=args.threads, cache=False)  # speed is measured: no verdict cache
     assert isinstance(judge, LlamaJudge)
     info = judge.describe()
     print(f"judge {info['model']} ({info['file']}), threads {info['n_threads']}, n_ctx {info['n_ctx']}")

@@ -73,7 +73,7 @@ class Scorer:
 
             path, name = resolve_model(model or DEFAULT_MODEL)
             tables = with_calibration_file(CATALOG[name].calibration if name else {}, calibration)
-            self.judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), tables)
+            self.judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), cache=False), tables)
 
     def _timed(self, cost: str | None, started: float, judged: float) -> None:
         """Seconds per sample, and the judge's share of them (cached answers count as they first cost)."""

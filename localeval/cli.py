@@ -338,6 +338,11 @@ def score_command(
         if figures.errors:
             hint = "; an unscored sample fails its gate" if figures.gated else "" if settings.fail_on_error else "; --fail-on-error makes this fail the run"
             click.echo(f"localeval: {figures.errors} of {figures.count} samples could not be scored by {name} (their errors are in the results{hint})", err=True)
+    cached = sum(f.usage.cached_answers for f in outcome.figures.metrics.values() if f.usage is not None)
+    if cached and not quiet:
+        asked = sum(f.usage.judge_answers for f in outcome.figures.metrics.values() if f.usage is not None)
+        saved = sum(f.usage.saved_seconds for f in outcome.figures.metrics.values() if f.usage is not None)
+        click.echo(f"localeval: {cached} judge answers came from the verdict cache and {asked} from the judge (about {saved:.0f} s of judge time saved)", err=True)
     if outcome.figures.nothing_scored:
         click.echo("localeval: nothing was scored (no sample had what the metrics need, or the input is empty)", err=True)
     if not quiet:
@@ -631,6 +636,47 @@ def models_options() -> None:
         for name, option in options.items():
             kind = "" if option["identity"] else " (speed only: a resume may change it)"
             click.echo(f"  {name}={option['default']}  {option['description']}{kind}")
+
+
+@cli.group("cache")
+def cache_group() -> None:
+    """The verdict cache: judge answers kept across runs (docs/judges.md)."""
+
+
+def _cache_file(path: str | None) -> Path:
+    from localeval.judge.cache import CACHE_ENV, cache_path
+
+    found = cache_path(path)
+    if found is None:
+        raise ConfigError(f"${CACHE_ENV} turns the verdict cache off; name a file with --cache PATH")
+    return found
+
+
+@cache_group.command("info")
+@click.option("--cache", "path", metavar="PATH", type=click.Path(dir_okay=False), help="The cache file (default: the one a run uses).")
+def cache_info(path: str | None) -> None:
+    """Show where the verdict cache is, how large, and how many answers it holds."""
+    from localeval.judge.verdict_store import store_info
+
+    info = store_info(_cache_file(path))
+    click.echo(f"path: {info.path}")
+    if not info.exists:
+        click.echo("entries: 0 (no file yet: the first run that asks the judge makes it)")
+        return
+    click.echo(f"entries: {info.entries} ({info.entry_bytes / 1e6:.1f} MB of entries, {info.file_bytes / 1e6:.1f} MB on disk; least recently used evicted beyond {info.max_bytes / 1e6:.0f} MB)")
+    if info.problem:
+        click.echo(f"localeval: the cache cannot be read ({plain(info.problem)}); runs go on without it; `localeval cache clear` starts it afresh", err=True)
+
+
+@cache_group.command("clear")
+@click.option("--cache", "path", metavar="PATH", type=click.Path(dir_okay=False), help="The cache file (default: the one a run uses).")
+def cache_clear(path: str | None) -> None:
+    """Delete the verdict cache, whatever state it is in: the next run asks the judge again."""
+    from localeval.judge.verdict_store import clear_store
+
+    found = _cache_file(path)
+    freed = clear_store(found)
+    click.echo(f"cleared {found} ({freed / 1e6:.1f} MB)")
 
 
 def main() -> None:

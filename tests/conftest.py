@@ -110,6 +110,13 @@ def statement_labels(tmp_path: Path, labels: list[tuple[Any, int]], name: str = 
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_verdict_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests run without the verdict cache (they test the judge, not yesterday's answers, and
+    must not fill the user's cache); tests/test_verdict_cache.py names a file of its own."""
+    monkeypatch.setenv("LOCALEVAL_CACHE", "off")
+
+
 @pytest.fixture(scope="session")
 def small_model_path() -> Path:
     """SmolLM2-135M through the real `localeval models pull` path, kept in the user's model store."""

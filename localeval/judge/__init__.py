@@ -34,6 +34,10 @@ class Usage:
     seconds: float
     # True for an answer given again without a judge call (localeval.judge.shared): it costs nothing.
     reused: bool = False
+    # True for an answer read from the verdict cache (localeval.judge.cache): `seconds` is the
+    # lookup's, `saved_seconds` what the judge took when it first gave it.
+    cached: bool = False
+    saved_seconds: float = 0.0
 
 
 class Judge(Protocol):
@@ -70,7 +74,9 @@ class Judge(Protocol):
 def load_judge(model: str | JudgeSpec | None = None, *, calibration: Any = None, **settings: Any) -> Judge:
     """A judge: `model` is a GGUF path or catalog name (else $LOCALEVAL_MODEL, else the
     default), or a whole JudgeSpec; `settings` are JudgeSpec's fields (n_ctx, threads, seed,
-    gpu_layers, judge_url, judge_concurrency, backend_options), checked as the CLI's are.
+    gpu_layers, judge_url, judge_concurrency, backend_options, cache), checked as the CLI's are.
+    The verdict cache is on unless `cache=False` (a path: that file): the judge is then loaded
+    on the first prompt the cache has no answer for (localeval.judge.cache).
     `calibration` (a localeval.calibration.combination.CalibrationFile, from `localeval calibrate`)
     replaces the catalog's calibrations for the tasks it has.
 

@@ -88,11 +88,29 @@ def checked_options(backend: str, values: Mapping[str, Any]) -> BaseModel:
 def open_backend(spec: JudgeSpec, calibration: Any = None) -> Judge:
     """The judge `spec` names; without a model or URL, $LOCALEVAL_MODEL is read here, as a
     model like --model's (`openai:URL` works in both), before the backend is chosen. The spec's
-    backend options are validated by that backend's options model first."""
+    backend options are validated by that backend's options model first.
+
+    Behind the verdict cache unless `spec.cache` is False (localeval.judge.cache): a backend
+    with a `stand_in` function is loaded only on the first answer the cache lacks; another one
+    is opened now, and its description is its identity."""
+    from localeval.judge.cache import JudgeStandIn, answer_identity, cache_path, cached
+
     backend, target, options = checked_spec(spec)
     module = importlib.import_module(BACKENDS[backend])
-    judge: Judge = module.open_judge(target, spec, options, calibration)
-    return judge
+    path = cache_path(spec.cache)
+    if path is None:
+        judge: Judge = module.open_judge(target, spec, options, calibration)
+        return judge
+    if hasattr(module, "stand_in"):
+        stand_in: JudgeStandIn = module.stand_in(target, spec, options, calibration)
+    else:
+        opened: Judge = module.open_judge(target, spec, options, calibration)
+        stand_in = JudgeStandIn(
+            identity=answer_identity(opened.describe()), calibration=opened.calibration, describe=lambda _: opened.describe(),
+            load=lambda: opened, context_size=opened.context_size, concurrency=max(1, int(getattr(opened, "concurrency", 1))),
+            seed=int(getattr(opened, "seed", 0)),
+        )
+    return cached(stand_in, path)
 
 
 def checked_spec(spec: JudgeSpec) -> tuple[str, str | None, BaseModel]:

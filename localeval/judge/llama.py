@@ -23,7 +23,8 @@ from localeval.data.files import file_sha256
 from localeval.errors import JudgeError, ModelError
 from localeval.judge import Message, T, Usage
 from localeval.judge.backends import calibration_source, calibration_tables
-from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter
+from localeval.judge.cache import JudgeStandIn
+from localeval.judge.llama_runtime import LlamaRuntime, chat_formatter, check_version, cpu_has_amx, cpu_kind
 from localeval.judge.spec import NOT_A_BOOL, SPEED_KEY, JudgeSpec, speed_only
 
 DEFAULT_CONTEXT = 4096  # tokens: a HotpotQA sample (~1,400 tokens) and most RAG prompts fit
@@ -89,7 +90,10 @@ class LlamaJudge:
         catalog_name: str | None = None,
         calibration: Mapping[str, Mapping[str, Any]] | None = None,
         calibration_file: dict[str, str] | None = None,
+        sha256: str | None = None,
     ) -> None:
+        """`sha256`: the weights' digest when the caller has it (a catalog model, checked when
+        resolved), so the file is not read twice."""
         from localeval.models.store import check_gguf
 
         check_gguf(model_path)
@@ -103,7 +107,7 @@ class LlamaJudge:
         self.options = options or Options()
         self._runtime = LlamaRuntime(model_path, n_ctx=n_ctx, n_threads=self.n_threads, seed=seed, gpu_layers=gpu_layers, extra=self.options.model_dump())
         self._grammars: dict[str, Any] = {}
-        self._sha256: str | None = None
+        self._sha256 = sha256
         self._formatters: dict[bool, Any] = {}
         self._blank_line_tokens: dict[int, bool] = {}
         self._option_tokens: dict[str, int] = {}
@@ -261,22 +265,10 @@ class LlamaJudge:
         """Provenance for the results: which weights, which settings."""
         if self._sha256 is None:
             self._sha256 = file_sha256(self.model_path)
-        chosen, speed = self.options.model_dump(), speed_only(Options)
-        return {
-            "backend": "gguf",
-            "model": self.catalog_name or self.model_path.name,
-            "file": self.model_path.name,
-            "sha256": self._sha256,
-            "n_ctx": self.context_size,
-            "gpu_layers": self.gpu_layers,
-            "seed": self.seed,
-            "temperature": 0.0,
-            "calibration": {k: dict(v) for k, v in self._calibration.items()},
-            "calibration_file": self._calibration_file,
-            "llama_cpp_python": self._runtime.version,
-            **{k: v for k, v in chosen.items() if k not in speed},
-            SPEED_KEY: {"n_threads": self.n_threads, **{k: v for k, v in chosen.items() if k in speed}},  # how fast, not what
-        }
+        return description(
+            self.model_path, self.catalog_name, self._sha256, self.context_size, self.gpu_layers, self.seed, self.options, self.n_threads,
+            self._calibration, self._calibration_file, self._runtime.version,
+        )
 
     def close(self) -> None:
         self._runtime.close()
@@ -286,6 +278,30 @@ class LlamaJudge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def description(
+    path: Path, catalog_name: str | None, sha256: str, context_size: int, gpu_layers: int, seed: int, options: Options, n_threads: int,
+    calibration: Mapping[str, Mapping[str, Any]], calibration_file: dict[str, str] | None, version: str,
+) -> dict[str, Any]:
+    """A GGUF judge's description, loaded or not (the verdict cache describes a judge it never
+    loads, and a run's header must not depend on whether it did)."""
+    chosen, speed = options.model_dump(), speed_only(Options)
+    return {
+        "backend": "gguf",
+        "model": catalog_name or path.name,
+        "file": path.name,
+        "sha256": sha256,
+        "n_ctx": context_size,
+        "gpu_layers": gpu_layers,
+        "seed": seed,
+        "temperature": 0.0,
+        "calibration": {k: dict(v) for k, v in calibration.items()},
+        "calibration_file": calibration_file,
+        "llama_cpp_python": version,
+        **{k: v for k, v in chosen.items() if k not in speed},
+        SPEED_KEY: {"n_threads": n_threads, **{k: v for k, v in chosen.items() if k in speed}},  # how fast, not what
+    }
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -303,6 +319,10 @@ def open_judge(target: str | None, spec: JudgeSpec, options: Options, calibratio
     from localeval.models.store import CATALOG, resolve_model
 
     path, catalog_name = resolve_model(target)
+    return _open(path, catalog_name, CATALOG[catalog_name].sha256 if catalog_name else None, spec, options, calibration)  # a catalog file was checked against it
+
+
+def _open(path: Path, catalog_name: str | None, sha256: str | None, spec: JudgeSpec, options: Options, calibration: Any) -> LlamaJudge:
     return LlamaJudge(
         path,
         n_ctx=spec.n_ctx or DEFAULT_CONTEXT,
@@ -311,6 +331,41 @@ def open_judge(target: str | None, spec: JudgeSpec, options: Options, calibratio
         gpu_layers=spec.gpu_layers or 0,
         options=options,
         catalog_name=catalog_name,
-        calibration=calibration_tables(CATALOG[catalog_name].calibration if catalog_name else {}, calibration),
+        calibration=_tables(catalog_name, calibration),
         calibration_file=calibration_source(calibration),
+        sha256=sha256,
     )
+
+
+def _tables(catalog_name: str | None, calibration: Any) -> dict[str, Mapping[str, Any]]:
+    from localeval.models.store import CATALOG
+
+    return calibration_tables(CATALOG[catalog_name].calibration if catalog_name else {}, calibration)
+
+
+def stand_in(target: str | None, spec: JudgeSpec, options: Options, calibration: Any = None) -> JudgeStandIn:
+    """The `gguf` judge as the verdict cache sees it before loading it (localeval.judge.cache):
+    the weights are found and hashed, llama.cpp is not imported. Its identity holds all that
+    moves a logit: the weights, the context size, the GPU layers, the options that are not
+    speed only (n_batch), the llama-cpp-python version, the CPU's kind and whether llama.cpp's
+    extra buffer types are off on it (llama_runtime.safe_loading). The seed only steers `ask`,
+    and is in its keys alone."""
+    from localeval.models.store import CATALOG, resolve_model
+
+    path, catalog_name = resolve_model(target)
+    sha256 = CATALOG[catalog_name].sha256 if catalog_name else file_sha256(path)  # a catalog file was checked against it
+    version = check_version()
+    gpu_layers = spec.gpu_layers or 0
+    seed = DEFAULT_SEED if spec.seed is None else spec.seed
+    n_threads = spec.threads or default_threads()
+    tables = _tables(catalog_name, calibration)
+    identity = {
+        "backend": "gguf", "sha256": sha256, "n_ctx": spec.n_ctx or DEFAULT_CONTEXT, "gpu_layers": gpu_layers, "llama_cpp_python": version,
+        "options": {k: v for k, v in options.model_dump().items() if k not in speed_only(Options)}, "cpu": cpu_kind(),
+        "flash_attn": True, "extra_buffer_types": not cpu_has_amx(),
+    }
+
+    def describe(context_size: int) -> dict[str, Any]:
+        return description(path, catalog_name, sha256, context_size, gpu_layers, seed, options, n_threads, tables, calibration_source(calibration), version)
+
+    return JudgeStandIn(identity=identity, calibration=tables, describe=describe, load=lambda: _open(path, catalog_name, sha256, spec, options, calibration), seed=seed)

@@ -54,6 +54,24 @@ def cpu_has_amx(cpuinfo: Path | None = None) -> bool:
         return False
 
 
+def cpu_kind(cpuinfo: Path | None = None) -> str:
+    """The CPU's architecture and instruction-set flags, hashed: llama.cpp picks its kernels by
+    them, and two kernels may round a logit differently, so a verdict cache copied to another
+    kind of machine is not read there."""
+    import hashlib
+    import platform
+
+    flags = ""
+    try:
+        for line in (cpuinfo or CPUINFO).read_text(errors="replace").splitlines():
+            if line.startswith(("flags", "Features")):
+                flags = " ".join(sorted(line.partition(":")[2].split()))
+                break
+    except OSError:
+        pass
+    return platform.machine() + ":" + hashlib.sha256(flags.encode()).hexdigest()[:16]
+
+
 @contextmanager
 def _extra_buffer_types_off(llama_cpp: Any) -> Iterator[None]:
     """Load with llama.cpp's "extra buffer types" (the AMX and repacked-weight kernels) off.

@@ -40,6 +40,9 @@ class JudgeSpec(BaseModel):
     calibration: str | None = Field(None, description="Use this calibration file (written by `localeval calibrate`) instead of the catalog's.")
     judge_url: str | None = Field(None, description="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
     judge_concurrency: int | None = Field(None, ge=1, le=256, description="Requests kept in flight to a judge server (default 4).", json_schema_extra={"identity": False})
+    cache: str | bool | None = Field(
+        None, description="Keep the judge's answers in this file and reuse them on later runs (default: verdicts.sqlite next to the models, or $LOCALEVAL_CACHE); false: no cache.",
+    )  # not in a judge's description, so not in a run's identity: a hit is the judge's own answer
     backend_options: dict[str, Any] = Field(
         default_factory=dict, description="A backend's own judge option, KEY=VALUE (repeatable; `localeval models options` lists them), validated by that backend."
     )
@@ -99,10 +102,14 @@ def judge_flags(*fields: str) -> Callable[[F], F]:
     chosen = fields or tuple(JudgeSpec.model_fields)
 
     def decorate(command: F) -> F:
-        decorated: Any = command
+        decorated: Any = _with_no_cache(command) if "cache" in chosen else command
         for name in reversed(chosen):
             info = JudgeSpec.model_fields[name]
             kind: Any = int if int in getattr(info.annotation, "__args__", ()) else None
+            if name == "cache":
+                decorated = click.option("--no-cache", "no_cache", is_flag=True, help="Neither read nor keep judge answers in the verdict cache.")(decorated)
+                decorated = click.option("--cache", "cache", metavar="PATH", type=click.Path(dir_okay=False), help=info.description)(decorated)
+                continue
             if name == "backend_options":
                 decorated = click.option(flag_name(name), name, multiple=True, metavar="KEY=VALUE", callback=_backend_options, help=info.description)(decorated)
                 continue
@@ -112,6 +119,23 @@ def judge_flags(*fields: str) -> Callable[[F], F]:
         return decorated  # type: ignore[no-any-return]
 
     return decorate
+
+
+def _with_no_cache(command: Callable[..., Any]) -> Any:
+    """The command with --no-cache folded into `cache` (False), as the config's `cache = false`."""
+    import functools
+
+    import click
+
+    @functools.wraps(command)
+    def folded(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.pop("no_cache", False):
+            if kwargs.get("cache"):
+                raise click.UsageError("--cache and --no-cache: give one")
+            kwargs["cache"] = False
+        return command(*args, **kwargs)
+
+    return folded
 
 
 def speed_only(model: type[BaseModel]) -> frozenset[str]:

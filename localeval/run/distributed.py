@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from localeval.calibration.combination import checked_calibration
@@ -30,6 +31,7 @@ from localeval.data.jsonl import input_name, numbered_lines, to_record
 from localeval.data.results import ResultRow
 from localeval.errors import ConfigError
 from localeval.judge.backends import open_backend
+from localeval.judge.cache import cache_path
 from localeval.judge.spec import JudgeSpec
 from localeval.metrics import Metric, calibration_tasks
 from localeval.run.runner import next_batch_size, score
@@ -119,6 +121,12 @@ class RayScorer:
 
     def describe_judge(self) -> dict[str, Any] | None:
         return self.ray.get(self.workers[0].describe.remote()) if self.workers else None
+
+    @property
+    def cache_file(self) -> Path | None:
+        """The verdict cache each actor keeps on its own machine: this path (resolved here; an
+        actor on another node resolves its own default), one sqlite file per machine."""
+        return cache_path(self.settings.cache) if self.needs_judge else None
 
     def _lines(self, skip: bytes, limit: int | None) -> Iterator[tuple[int, bytes | None]]:
         data = self.ray.data

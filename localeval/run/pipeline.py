@@ -360,6 +360,12 @@ class _LocalSource:
     def describe_judge(self) -> dict[str, Any] | None:
         return self.judge.describe() if self.judge is not None else None
 
+    @property
+    def cache_file(self) -> Path | None:
+        """The verdict cache the judge reads, if it has one."""
+        found = getattr(self.judge, "cache_file", None)
+        return found if isinstance(found, Path) else None
+
     def rows(self, done: _DoneLines, limit: int | None) -> Iterator[ResultRow]:
         """The rows of the lines not yet `done`, from the input's first `limit` bytes (those hashed)."""
         records = read_records(self.settings.input, strict=self.settings.strict_input, field_map=self.settings.map, limit=limit)
@@ -481,6 +487,8 @@ def _run(
     on_message: Callable[[str], None] | None,
 ) -> RunOutcome:
     provenance = describe_run(settings, metrics, source.describe_judge(), hashed.sha256 if hashed is not None else None)
+    if settings.timing and source.cache_file is not None:  # not part of a resume's identity; left out with the timing (byte-identical reruns)
+        provenance["verdict_cache"] = str(source.cache_file)
     if summary.gold is not None:  # not part of a resume's identity: labels change the summary, never a score
         provenance["labels"] = {"path": summary.gold.path, "sha256": summary.gold.sha256}
         if hashed is not None:  # each label against the sample it names, before any row joins it (resumed rows too)

@@ -29,10 +29,13 @@ from localeval.data.samples import Sample, parse_sample
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.interrupts import ctrl_c_pressed, users_interrupt
 from localeval.judge import Judge
+from localeval.judge.cache import CacheCounter
 from localeval.judge.shared import SharedVerdicts
 from localeval.metrics import BUILTIN, Metric, Score, create_metric
 
 PROMPT_EVALUATED = "prompt_evaluated"
+CACHED = "cached"  # a metric's judge answers read from the verdict cache, in a row's timing
+SAVED_SECONDS = "saved_seconds"  # the judge seconds those answers took when first given
 WAIT_SECONDS = 0.1  # how often the main thread looks up from waiting for judge calls
 T = TypeVar("T")
 R = TypeVar("R")
@@ -153,22 +156,27 @@ def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], ju
         if not ready:
             continue
         if metric.uses_judge():
-            for (result, _), (outcome, seconds) in zip(ready, _judge_each(metric, [s for _, s in ready], judge)):
+            for (result, _), (outcome, seconds, counter) in zip(ready, _judge_each(metric, [s for _, s in ready], judge)):
                 _record(result, metric.name, outcome)
-                result.timing.setdefault(metric.name, {})["seconds"] = round(seconds, 4)
+                timing = result.timing.setdefault(metric.name, {})
+                timing["seconds"] = round(seconds, 4)
+                if counter is not None and counter.hits:  # what the verdict cache answered: this run's accounting, with the timing
+                    timing[CACHED] = counter.hits
+                    timing[SAVED_SECONDS] = round(counter.saved_seconds, 4)
         else:
             for (result, _), outcome in zip(ready, _safe_score(metric, [s for _, s in ready], judge)):
                 _record(result, metric.name, outcome)
     return results
 
 
-def _judge_each(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[tuple[Score, float]]:
+def _judge_each(metric: Metric[Any], samples: list[Sample], judge: Judge | None) -> list[tuple[Score, float, CacheCounter | None]]:
     """Each sample scored on its own (and timed), several at once when the judge can take
     concurrent calls (a server); results come back in input order."""
 
-    def one(sample: Sample) -> tuple[Score, float]:
+    def one(sample: Sample) -> tuple[Score, float, CacheCounter | None]:
         started = time.perf_counter()
-        return _safe_score(metric, [sample], judge)[0], time.perf_counter() - started
+        counter = CacheCounter(judge) if judge is not None else None
+        return _safe_score(metric, [sample], counter)[0], time.perf_counter() - started, counter
 
     workers = concurrency(judge)
     if workers == 1 or len(samples) == 1:

@@ -165,7 +165,7 @@ def _judge_table(data: dict[str, Any], label: str) -> dict[str, Any]:
     return {**rest, **table}
 
 
-PATH_KEYS = ("output", "summary_json", "junit_xml", "markdown", "calibration", "labels")
+PATH_KEYS = ("output", "summary_json", "junit_xml", "markdown", "calibration", "labels", "cache")
 PATH_OPTIONS = ("rubric",)  # metric options that name a file
 
 

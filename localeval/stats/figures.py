@@ -25,6 +25,19 @@ class JudgeUsage:
     completion_tokens: int
     prompt_evaluated: int
     judge_seconds: float
+    # The verdict cache's part (localeval.judge.cache), from the rows' timing: answers read from
+    # it, those the judge gave this run, and the judge seconds the cached ones took when first given.
+    cached_answers: int = 0
+    judge_answers: int = 0
+    saved_seconds: float = 0.0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "prompt_evaluated": self.prompt_evaluated, "judge_seconds": self.judge_seconds,
+        }
+        if self.cached_answers:  # a run without the cache reads as it always did
+            found.update(cached_answers=self.cached_answers, judge_answers=self.judge_answers, saved_seconds=self.saved_seconds)
+        return found
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,7 @@ class MetricFigures:
         if self.median_within is not None:
             found["median_within"] = self.median_within
         if self.usage is not None:
-            found.update(vars(self.usage))
+            found.update(self.usage.to_json_dict())
         if self.threshold is not None:
             found.update(self.threshold.to_json_dict())
         if self.ppi is not None:

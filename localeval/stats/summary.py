@@ -145,6 +145,9 @@ class _MetricTally:
     completion_tokens: int = 0
     prompt_evaluated: int = 0
     seconds: float = 0.0
+    calls: int = 0
+    cached: int = 0
+    saved_seconds: float = 0.0
 
 
 class Summary:
@@ -214,7 +217,10 @@ class Summary:
             timing = row.timing.get(name) or {}
             tally.seconds += float(timing.get("seconds", 0.0))
             tally.prompt_evaluated += int(timing.get("prompt_evaluated", 0))
+            tally.cached += int(timing.get("cached", 0))
+            tally.saved_seconds += float(timing.get("saved_seconds", 0.0))
             usage = row.usage.get(name) or {}
+            tally.calls += int(usage.get("calls", 0))
             tally.prompt_tokens += int(usage.get("prompt_tokens", 0))
             tally.completion_tokens += int(usage.get("completion_tokens", 0))
             outcome = row.outcome(name, self.thresholds.get(name))
@@ -282,7 +288,10 @@ class Summary:
             )
         usage = None
         if tally.prompt_tokens or tally.completion_tokens:
-            usage = JudgeUsage(tally.prompt_tokens, tally.completion_tokens, tally.prompt_evaluated, round(tally.seconds, 3))
+            usage = JudgeUsage(
+                tally.prompt_tokens, tally.completion_tokens, tally.prompt_evaluated, round(tally.seconds, 3),
+                cached_answers=tally.cached, judge_answers=max(0, tally.calls - tally.cached), saved_seconds=round(tally.saved_seconds, 3),
+            )
         return MetricFigures(
             count=tally.count,
             scored=scores.count,

@@ -1,0 +1,319 @@
+"""The verdict cache's file: judge answers by key, in an sqlite database that outlives a run.
+
+Why sqlite (the standard library's): several runs may share one file at once (two CI jobs on one
+runner, the actors of a Ray run on one machine); its write-ahead log lets them read while one
+writes, one writer at a time, and a commit is atomic, so a run killed in the middle of a write
+leaves the entries committed before it and nothing half-written.
+
+The store never fails a run. Whatever goes wrong with the file (it is corrupt, truncated, written
+by a future version of this format, read-only, on a full disk, locked longer than the busy
+timeout) is said once on standard error, and the run goes on: without reading the file when it
+cannot be read, without writing to it when it cannot be written. Each value is kept with a
+checksum of its key and itself, so a page that changed under sqlite's feet is a miss, never an
+answer that belongs to another key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT_VERSION = 1  # sqlite's user_version: a file of a later version is left alone
+DEFAULT_MAX_BYTES = 1 << 30  # entries beyond this are evicted, least recently used first
+EVICT_TO = 0.9  # an eviction frees down to this share of the bound
+BUSY_SECONDS = 30.0  # how long a write waits for another run's write to finish
+FLUSH_EVERY = 256  # last-used marks of hits, committed together
+CHECK_BYTES = 16
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key BLOB PRIMARY KEY,
+    value TEXT NOT NULL,
+    checksum BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    used INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_used ON entries (used);
+"""
+
+
+class CacheUnusable(Exception):
+    """The cache file cannot be used as it is (a message for the user, said once)."""
+
+
+def checksum(key: bytes, value: str) -> bytes:
+    return hashlib.sha256(key + b"\0" + value.encode("utf-8")).digest()[:CHECK_BYTES]
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """What `localeval cache info` shows."""
+
+    path: Path
+    exists: bool
+    file_bytes: int
+    entries: int
+    entry_bytes: int
+    max_bytes: int
+    format_version: int | None
+    problem: str | None
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"localeval: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def _tick() -> int:
+    return time.time_ns()
+
+
+class VerdictStore:
+    """Key-value entries in one sqlite file (see the module docstring). Thread-safe: a server
+    judge's answers arrive on several threads."""
+
+    def __init__(self, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self.readable = False
+        self.writable = False
+        self._warned = False
+        self._pending: list[tuple[bytes, str, bytes, int, int]] = []
+        self._touched: set[bytes] = set()
+        self._writes_since_evict = 0
+        try:
+            self._connection = self._open()
+        except (sqlite3.Error, OSError, CacheUnusable) as error:
+            self._give_up(error, reading=True)
+
+    # -- opening -----------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None)
+        except (sqlite3.Error, OSError):
+            return self._open_read_only()
+        try:
+            self._prepare(connection)
+        except sqlite3.OperationalError as error:
+            connection.close()
+            if _is_read_only(error):
+                return self._open_read_only()
+            raise
+        except BaseException:
+            connection.close()
+            raise
+        self.readable = self.writable = True
+        return connection
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        if version > FORMAT_VERSION:
+            raise CacheUnusable(f"it was written by a later localeval (cache format {version}, this one reads {FORMAT_VERSION})")
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last commits, never consistency
+        if version < FORMAT_VERSION:
+            connection.execute("PRAGMA auto_vacuum=INCREMENTAL")  # before the first table: evicted space goes back to the disk
+            with _transaction(connection):
+                if int(connection.execute("PRAGMA user_version").fetchone()[0]) < FORMAT_VERSION:  # another run may have made it meanwhile
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            connection.execute(statement)
+                    connection.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+        connection.execute("SELECT count(*) FROM entries WHERE key = x''").fetchone()  # a file that is no database fails here
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A cache on a read-only disk or directory is still read (a CI cache restored read-only)."""
+        if not self.path.is_file():
+            raise CacheUnusable("its folder cannot be written and it does not exist yet")
+        try:
+            connection = self._read_only("mode=ro")
+        except sqlite3.OperationalError:
+            # A write-ahead-log database needs its -shm file, which a read-only folder cannot
+            # hold: read it as immutable (nothing can write it there either).
+            connection = self._read_only("mode=ro&immutable=1")
+        self.readable = True
+        _warn(f"the verdict cache {self.path} cannot be written; its answers are read, new ones are not kept")
+        self._warned = True
+        return connection
+
+    def _read_only(self, query: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?{query}", uri=True, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None)
+        try:
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+            if version != FORMAT_VERSION:
+                raise CacheUnusable(f"it is read-only and of cache format {version}, not {FORMAT_VERSION}")
+            connection.execute("SELECT count(*) FROM entries WHERE key = x''").fetchone()
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _give_up(self, error: BaseException, *, reading: bool) -> None:
+        """Stop using the file (for writing only, or altogether), saying so once."""
+        self.writable = False
+        self._pending.clear()
+        self._touched.clear()
+        if reading:
+            self.readable = False
+        if not self._warned:
+            self._warned = True
+            what = "this run is scored without it" if reading else "new answers are not kept (those in it are still read)"
+            reason = str(error) or type(error).__name__
+            damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+            fix = "; `localeval cache clear` starts it afresh" if damaged or isinstance(error, CacheUnusable) else ""
+            _warn(f"the verdict cache {self.path} cannot be used ({reason}): {what}{fix}")
+
+    # -- entries ----------------------------------------------------------------
+
+    def get(self, key: bytes) -> str | None:
+        """The value kept under `key`, or None (absent, unreadable, or failing its checksum)."""
+        with self._lock:
+            if not self.readable or self._connection is None:
+                return None
+            try:
+                found = self._connection.execute("SELECT value, checksum FROM entries WHERE key = ?", (key,)).fetchone()
+            except (sqlite3.Error, OSError) as error:
+                self._give_up(error, reading=True)
+                return None
+            if found is None:
+                return None
+            value, check = found
+            if not isinstance(value, str) or bytes(check) != checksum(key, value):
+                return None  # a damaged page: asked again, and written again below
+            if self.writable:
+                self._touched.add(key)
+                if len(self._touched) >= FLUSH_EVERY:
+                    self._flush()
+            return value
+
+    def put(self, key: bytes, value: str) -> None:
+        """Keep `value` under `key`, committed at once (a commit in the write-ahead log costs
+        well under a millisecond, a judge answer seconds), with the last-used marks of the hits
+        since the last commit."""
+        with self._lock:
+            if not self.writable:
+                return
+            self._pending.append((key, value, checksum(key, value), len(key) + len(value), _tick()))
+            self._flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.writable or self._connection is None or not (self._pending or self._touched):
+            return
+        pending, touched = self._pending, self._touched
+        self._pending, self._touched = [], set()
+        try:
+            with _transaction(self._connection):
+                self._connection.executemany("INSERT OR REPLACE INTO entries (key, value, checksum, size, used) VALUES (?, ?, ?, ?, ?)", pending)
+                tick = _tick()
+                self._connection.executemany("UPDATE entries SET used = ? WHERE key = ?", [(tick, key) for key in touched])
+            self._writes_since_evict += len(pending)
+            if self._writes_since_evict >= 1000:
+                self._evict()
+        except (sqlite3.Error, OSError) as error:
+            self._give_up(error, reading=False)
+
+    def _evict(self) -> None:
+        """Least recently used entries out until the entries fit the bound again."""
+        assert self._connection is not None
+        self._writes_since_evict = 0
+        total = int(self._connection.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0])
+        if total <= self.max_bytes:
+            return
+        excess = total - int(self.max_bytes * EVICT_TO)
+        with _transaction(self._connection):
+            rows = self._connection.execute("SELECT key, size FROM entries ORDER BY used").fetchall()
+            doomed = []
+            for key, size in rows:
+                if excess <= 0:
+                    break
+                doomed.append((key,))
+                excess -= int(size)
+            self._connection.executemany("DELETE FROM entries WHERE key = ?", doomed)
+        self._connection.execute("PRAGMA incremental_vacuum")
+
+    def close(self) -> None:
+        with self._lock:
+            self._flush()
+            if self.writable and self._connection is not None:
+                try:
+                    self._evict()
+                except (sqlite3.Error, OSError) as error:
+                    self._give_up(error, reading=False)
+            if self._connection is not None:
+                try:
+                    self._connection.close()
+                except sqlite3.Error:
+                    pass
+                self._connection = None
+            self.readable = self.writable = False
+
+
+def _is_read_only(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (BEGIN IMMEDIATE: the busy timeout applies to it,
+    where a deferred one could fail on upgrade), committed or rolled back."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def store_info(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> StoreInfo:
+    """The cache file's figures, read without changing it; a file that cannot be read says why."""
+    if not path.exists():
+        return StoreInfo(path, False, 0, 0, 0, max_bytes, None, None)
+    file_bytes = sum(p.stat().st_size for p in _files(path) if p.exists())
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+        try:
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+            if version != FORMAT_VERSION:
+                return StoreInfo(path, True, file_bytes, 0, 0, max_bytes, version, f"cache format {version}, not {FORMAT_VERSION}")
+            entries, size = connection.execute("SELECT count(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        return StoreInfo(path, True, file_bytes, 0, 0, max_bytes, None, str(error))
+    return StoreInfo(path, True, file_bytes, int(entries), int(size), max_bytes, version, None)
+
+
+def _files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def clear_store(path: Path) -> int:
+    """Delete the cache file (and its log files), whatever state it is in; the bytes freed. A run
+    that has it open keeps what it holds and writes into the deleted file; the next run starts afresh."""
+    freed = 0
+    for part in _files(path):
+        try:
+            size = part.stat().st_size
+            os.unlink(part)
+            freed += size
+        except FileNotFoundError:
+            continue
+    return freed
