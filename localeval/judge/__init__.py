@@ -11,10 +11,11 @@ line there; none is imported until a judge is loaded.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
+
+from localeval.judge.usage import Usage as Usage  # re-exported: every backend and metric reads it from here
 
 if TYPE_CHECKING:
     from localeval.judge.spec import JudgeSpec
@@ -22,22 +23,6 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 
 Message = dict[str, str]
-
-
-@dataclass(frozen=True)
-class Usage:
-    """What one judge call cost. `prompt_evaluated` < `prompt_tokens` when a cached prefix was reused."""
-
-    prompt_tokens: int
-    prompt_evaluated: int
-    completion_tokens: int
-    seconds: float
-    # True for an answer given again without a judge call (localeval.judge.shared): it costs nothing.
-    reused: bool = False
-    # True for an answer read from the verdict cache (localeval.judge.cache): `seconds` is the
-    # lookup's, `saved_seconds` what the judge took when it first gave it.
-    cached: bool = False
-    saved_seconds: float = 0.0
 
 
 class Judge(Protocol):

@@ -34,11 +34,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from localeval.judge import Judge, Message, T, Usage
 from localeval.judge.spec import SPEED_KEY
+from localeval.judge.usage import Usage
 from localeval.judge.verdict_store import VerdictStore
+
+if TYPE_CHECKING:  # the package loads its backends, which load this module: names for the types only
+    from localeval.judge import Judge, Message, T
 
 KEY_VERSION = 1  # in every key: a change of what a key means makes every old entry a miss
 CACHE_ENV = "LOCALEVAL_CACHE"  # a cache file's path, or "off"
