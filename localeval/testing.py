@@ -142,11 +142,14 @@ class ScriptedJudge:
 
 
 @lru_cache(maxsize=4)
-def shared_judge(model: str | None = None, n_ctx: int | None = None, n_threads: int | None = None) -> Judge:
+def shared_judge(model: str | None = None, n_ctx: int | None = None, n_threads: int | None = None, cache: str | bool | None = None) -> Judge:
     """The judge, loaded on first use and reused by every later call in the process
     (so a test session loads the model once). It lives as long as the process, so it is
-    closed at exit, before the interpreter tears down what llama.cpp's finaliser needs."""
-    judge = load_judge(model, n_ctx=n_ctx, threads=n_threads)
+    closed at exit, before the interpreter tears down what llama.cpp's finaliser needs.
+    Its answers are kept in the verdict cache (`cache`: a file, or False for none; default
+    $LOCALEVAL_CACHE, else the user's), so a test suite run again asks the judge only about
+    what changed, and does not load the model at all when nothing did."""
+    judge = load_judge(model, n_ctx=n_ctx, threads=n_threads, cache=cache)
     atexit.register(judge.close)
     return judge
 

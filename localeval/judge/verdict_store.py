@@ -29,6 +29,7 @@ from pathlib import Path
 FORMAT_VERSION = 1  # sqlite's user_version: a file of a later version is left alone
 DEFAULT_MAX_BYTES = 1 << 30  # entries beyond this are evicted, least recently used first
 EVICT_TO = 0.9  # an eviction frees down to this share of the bound
+EVICT_SLICE = 2000  # entries looked at per step of an eviction
 BUSY_SECONDS = 30.0  # how long a write waits for another run's write to finish
 FLUSH_EVERY = 256  # last-used marks of hits, committed together
 CHECK_BYTES = 16
@@ -236,15 +237,18 @@ class VerdictStore:
         if total <= self.max_bytes:
             return
         excess = total - int(self.max_bytes * EVICT_TO)
-        with _transaction(self._connection):
-            rows = self._connection.execute("SELECT key, size FROM entries ORDER BY used").fetchall()
+        while excess > 0:  # in slices, so a large cache is never read into memory at once
+            oldest = self._connection.execute("SELECT key, size FROM entries ORDER BY used LIMIT ?", (EVICT_SLICE,)).fetchall()
+            if not oldest:
+                break
             doomed = []
-            for key, size in rows:
+            for key, size in oldest:
                 if excess <= 0:
                     break
                 doomed.append((key,))
                 excess -= int(size)
-            self._connection.executemany("DELETE FROM entries WHERE key = ?", doomed)
+            with _transaction(self._connection):
+                self._connection.executemany("DELETE FROM entries WHERE key = ?", doomed)
         self._connection.execute("PRAGMA incremental_vacuum")
 
     def close(self) -> None:
