@@ -227,7 +227,7 @@ def main() -> None:
     judge = None
     if args.grader != "verifier":
         path, name = resolve_model(None)
-        judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path)), CATALOG[name].calibration if name else {})
+        judge = CachedJudge(CACHE / path.name / "answers.jsonl", lambda: load_judge(str(path), cache=False), CATALOG[name].calibration if name else {})
     lines: list[str] = []
 
     def show(line: str) -> None:
