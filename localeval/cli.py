@@ -638,7 +638,7 @@ def models_options() -> None:
             click.echo(f"  {name}={option['default']}  {option['description']}{kind}")
 
 
-@cli.group("cache")
+@cli.group("cache", epilog=_example("localeval cache info"))
 def cache_group() -> None:
     """The verdict cache: judge answers kept across runs (docs/judges.md)."""
 
@@ -652,7 +652,7 @@ def _cache_file(path: str | None) -> Path:
     return found
 
 
-@cache_group.command("info")
+@cache_group.command("info", epilog=_example("localeval cache info"))
 @click.option("--cache", "path", metavar="PATH", type=click.Path(dir_okay=False), help="The cache file (default: the one a run uses).")
 def cache_info(path: str | None) -> None:
     """Show where the verdict cache is, how large, and how many answers it holds."""
@@ -668,7 +668,7 @@ def cache_info(path: str | None) -> None:
         click.echo(f"localeval: the cache cannot be read ({plain(info.problem)}); runs go on without it; `localeval cache clear` starts it afresh", err=True)
 
 
-@cache_group.command("clear")
+@cache_group.command("clear", epilog=_example("localeval cache clear"))
 @click.option("--cache", "path", metavar="PATH", type=click.Path(dir_okay=False), help="The cache file (default: the one a run uses).")
 def cache_clear(path: str | None) -> None:
     """Delete the verdict cache, whatever state it is in: the next run asks the judge again."""
