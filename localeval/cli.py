@@ -76,8 +76,9 @@ def _shortcut_help(flag: str, value: str) -> str:
     return "Shortcut for --option " + _listed([f"{metric}.{option}={value}" for metric in metrics])
 
 
-# The built-in metrics the judge decides that have no grader option (the verifier only scores pairs of texts).
-JUDGE_ONLY = tuple(cls.name for cls in BUILTIN if cls.needs_judge and cls.name not in SHORTCUTS["grader"][0])
+# The built-in metrics the judge decides that have no grader option (the verifier only scores pairs of
+# texts) and that --verifier leaves to the judge (one that refuses it stops the run instead: refuses_verifier).
+JUDGE_ONLY = tuple(cls.name for cls in BUILTIN if cls.needs_judge and cls.name not in SHORTCUTS["grader"][0] and cls().refuses_verifier() is None)
 _STILL_JUDGED = f"; {_listed(JUDGE_ONLY)} always {'uses' if len(JUDGE_ONLY) == 1 else 'use'} the judge" if JUDGE_ONLY else ""
 GRADER_HELP = (
     f"What decides {_listed(SHORTCUTS['grader'][0])}: judge (the judge rule), verifier (localeval's trained verifier alone: no judge needed, fast, less accurate so far) "
@@ -307,7 +308,12 @@ def score_command(
     for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
         click.echo(f"localeval: warning: {shadow}", err=True)
     with diverted_stdout() if writes_to_stdout(settings) else nullcontext():  # what a plugin writes while it is built: not into the results
-        judged = any(m.uses_judge() for m in build_metrics(settings))
+        built = build_metrics(settings)
+    if flags.get("grader") == "verifier" or flags.get("verifier"):  # a metric the verifier cannot cover says so before any sample
+        refused = [reason for m in built if (reason := m.refuses_verifier())]
+        if refused:
+            raise ConfigError(f"--grader verifier: {'; '.join(refused)}")
+    judged = any(m.uses_judge() for m in built)
     if settings.judge_url and judged and not flags.get("judge_url") and settings.config_source:
         # Where the data goes is announced on every run, -q or not: the only network use is a server the user named.
         click.echo(f"localeval: {describe_source(settings.config_source)} sends the samples to the judge server at {settings.judge_url}", err=True)

@@ -31,7 +31,7 @@ from localeval.data.results import Outcome, ResultRow
 from localeval.errors import JudgeError
 from localeval.graders.judge_units import ShortAnswer
 from localeval.judge import Judge, Message, T, Usage, load_judge
-from localeval.judge.prompts import ATTRIBUTION_USER, QUESTIONS_SYSTEM, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
+from localeval.judge.prompts import ATTRIBUTION_USER, ENTITIES_SYSTEM, ENTITIES_USER, QUESTIONS_SYSTEM, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
 from localeval.metrics import create_metric
 from localeval.reports import explain, score_text
 from localeval.run.runner import SampleLike
@@ -45,17 +45,19 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 
 # The questions a judge metric asks, by kind: attribution (context_recall, faithfulness,
 # factual_correctness: document, statement), usefulness (context_precision: question, answer,
-# paragraph), relevance (context_relevance: question, paragraph), all Yes/No; and questions
-# (answer_relevancy's structured request: response, count).
+# paragraph), relevance (context_relevance: question, paragraph), all Yes/No; questions
+# (answer_relevancy's structured request: response, count) and entities (context_entity_recall's:
+# text).
 PROMPT_KINDS = {
     "attribution": _template_pattern(ATTRIBUTION_USER),
     "usefulness": _template_pattern(USEFULNESS_USER),
     "relevance": _template_pattern(RELEVANCE_USER),
     "questions": _template_pattern(QUESTIONS_USER),
+    "entities": _template_pattern(ENTITIES_USER),
 }
 # A kind whose instructions are in the system message (answer_relevancy's count): that message
 # must match too, and its placeholders are read from it.
-SYSTEM_KINDS = {"questions": _template_pattern(QUESTIONS_SYSTEM)}
+SYSTEM_KINDS = {"questions": _template_pattern(QUESTIONS_SYSTEM), "entities": _template_pattern(ENTITIES_SYSTEM)}
 
 
 def prompt_fields(messages: list[Message]) -> tuple[str, dict[str, str]]:
@@ -82,7 +84,8 @@ class ScriptedJudge:
     `verdict(messages)` gives the probability of "Yes" for each Yes/No question (a bool is
     certainty; `prompt_fields(messages)` says what is asked); the default says yes to everything. `answer(messages, schema)` gives the
     dict `ask` returns (context_relevance's short answer, the claims option, answer_relevancy's
-    `{"noncommittal": 0 or 1, "questions": [...], "reason": ...}`, the reason read when noncommittal); the default gives
+    `{"noncommittal": 0 or 1, "questions": [...], "reason": ...}`, the reason read when noncommittal;
+    context_entity_recall's `{"entities": [...]}`); the default gives
     context_relevance an empty answer (no sentence preferred) and is an error for the others.
     """
 

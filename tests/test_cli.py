@@ -176,7 +176,9 @@ def test_metrics_command_lists_required_fields_and_options():
     assert rows["id_context_recall"]["required_fields"] == ["retrieved_context_ids", "reference_context_ids"]
     assert rows["nonllm_context_recall"]["options"]["threshold"]["default"] == 0.5
     assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is True
-    assert [name for name, row in rows.items() if not row["default_run"]] == ["answer_relevancy", "factual_correctness"]
+    assert [name for name, row in rows.items() if not row["default_run"]] == [
+        "answer_relevancy", "factual_correctness", "semantic_similarity", "answer_correctness", "context_entity_recall", "noise_sensitivity",
+    ]
     assert "--option nonllm_context_recall.measure" in invoke(["metrics"]).stdout
 
 
@@ -289,8 +291,8 @@ def test_the_shortcut_flags_reach_every_builtin_metric_with_the_option():
     the same metrics the CLI once listed by hand."""
     from localeval.cli import SHORTCUTS
 
-    assert SHORTCUTS["verifier"][0] == ("context_relevance", "context_recall", "faithfulness", "context_precision", "factual_correctness")
-    assert SHORTCUTS["statements"][0] == SHORTCUTS["no_reasons"][0] == ("context_recall", "faithfulness", "factual_correctness")
+    assert SHORTCUTS["verifier"][0] == ("context_relevance", "context_recall", "faithfulness", "context_precision", "factual_correctness", "answer_correctness", "noise_sensitivity")
+    assert SHORTCUTS["statements"][0] == SHORTCUTS["no_reasons"][0] == ("context_recall", "faithfulness", "factual_correctness", "answer_correctness", "noise_sensitivity")
     help_text = invoke(["score", "--help"]).output
     assert SHORTCUTS["grader"][0] == SHORTCUTS["verifier"][0] and SHORTCUTS["verifier"][1] == "verifier"  # read as grader=verifier/judge
     assert "answer_relevancy always uses the judge" in " ".join(help_text.split())

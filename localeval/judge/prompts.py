@@ -233,3 +233,32 @@ def questions_messages(response: str, count: int) -> list[Message]:
         messages.append({"role": "user", "content": QUESTIONS_USER.format(response=example)})
         messages.append({"role": "assistant", "content": json.dumps(answer)})
     return [*messages, {"role": "user", "content": QUESTIONS_USER.format(response=response)}]
+
+
+# Entity extraction (context_entity_recall): the judge lists a text's named entities, dates and
+# quantities under a grammar (a JSON list of short strings). The worked example shows the
+# granularity wanted (a full name, a date with its day, a quantity with its unit) and that a
+# common noun is no entity; the same prompt for the reference and for each chunk of the
+# contexts, so the two lists are written alike.
+ENTITIES_SYSTEM = (
+    "You list the named entities of a text: people, places, organisations, works, events, dates and quantities, "
+    "each once, written as in the text. Leave out common nouns. Reply with JSON only."
+)
+ENTITIES_USER = "Text: {text}"
+ENTITIES_EXAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "The Golden Gate Bridge in San Francisco opened on May 27, 1937, after four years of work led by Joseph Strauss. It is 2,737 metres long.",
+        ("Golden Gate Bridge", "San Francisco", "May 27, 1937", "four years", "Joseph Strauss", "2,737 metres"),
+    ),
+)
+
+
+def entities_messages(text: str) -> list[Message]:
+    """The system message, the worked example as earlier turns, then the text."""
+    import json
+
+    messages: list[Message] = [{"role": "system", "content": ENTITIES_SYSTEM}]
+    for example, entities in ENTITIES_EXAMPLES:
+        messages.append({"role": "user", "content": ENTITIES_USER.format(text=example)})
+        messages.append({"role": "assistant", "content": json.dumps({"entities": list(entities)})})
+    return [*messages, {"role": "user", "content": ENTITIES_USER.format(text=text)}]

@@ -31,16 +31,20 @@ from pydantic import ValidationError
 
 from localeval.errors import ConfigError
 from localeval.interrupts import users_interrupt
+from localeval.metrics.answer_correctness import AnswerCorrectness
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.base import Metric, Score
+from localeval.metrics.entity_recall import ContextEntityRecall
 from localeval.metrics.factual_correctness import FactualCorrectness
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.id_precision import IdContextPrecision
 from localeval.metrics.id_recall import IdContextRecall
 from localeval.metrics.judging import JudgeMetric
+from localeval.metrics.noise_sensitivity import NoiseSensitivity
 from localeval.metrics.precision import ContextPrecision
 from localeval.metrics.recall import ContextRecall
 from localeval.metrics.relevance import ContextRelevance
+from localeval.metrics.semantic_similarity import SemanticSimilarity
 from localeval.metrics.string_precision import NonLlmContextPrecision
 from localeval.metrics.string_recall import NonLlmContextRecall
 
@@ -61,14 +65,23 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
     IdContextPrecision,
     AnswerRelevancy,
     FactualCorrectness,
+    SemanticSimilarity,
+    AnswerCorrectness,
+    ContextEntityRecall,
+    NoiseSensitivity,
 )
 REGISTRY: dict[str, type[Metric[Any]]] = {}  # name -> class: written by register_metric alone
 # What a run that names no metric scores: every built-in but answer_relevancy (it needs a second
 # model, the embedding model, that the README's one pull does not fetch: a default run must work
 # after it) and factual_correctness (it judges every statement of the response and of the
 # reference once more, against each other: about as many judge calls again as context_recall
-# and faithfulness together, for a comparison the reference-based metrics already approach).
-# Both run when they are named (-m, `metrics = [...]` in the config).
+# and faithfulness together, for a comparison the reference-based metrics already approach); nor
+# the rest of ragas' scorecard: semantic_similarity and answer_correctness (the embedding model
+# again; answer_correctness judges what factual_correctness judges), context_entity_recall (a
+# judge request per text, writing lists, for what context_recall already asks statement by
+# statement) and noise_sensitivity (lower is better, where every default metric is higher is
+# better; it judges what faithfulness and context_recall judge). They run when they are named
+# (-m, `metrics = [...]` in the config).
 DEFAULT_METRICS: tuple[str, ...] = tuple(m.name for m in BUILTIN if m.by_default)
 PLUGIN_ERRORS: dict[str, str] = {}  # entry-point name -> why it was left out
 _PACKAGES: dict[str, tuple[str, str]] = {}  # entry-point name -> the distribution that declares it, and its version

@@ -98,6 +98,12 @@ class Metric(Generic[P]):
         """Whether scoring with these options calls the judge (a run loads one only then)."""
         return self.needs_judge
 
+    def refuses_verifier(self) -> str | None:
+        """Why `--grader verifier` cannot cover this metric with these options, where it needs the
+        judge to write text the verifier cannot (context_entity_recall's entities): the run stops
+        with it before its first sample. None: the flag sets its grader, or it has none to set."""
+        return None
+
     def missing_fields(self, sample: Sample) -> list[str]:
         """Required fields the sample does not have (an empty list is present, not missing)."""
         return [name for name in self.required_fields if getattr(sample, name) is None]

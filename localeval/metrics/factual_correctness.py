@@ -50,6 +50,10 @@ def _positive(value: Any) -> Any:
     return value
 
 
+# ragas' beta: F-beta's weight of recall over precision, a number above 0.
+BetaOption = Annotated[float, BeforeValidator(_positive), Field(gt=0.0, le=100.0, allow_inf_nan=False)]
+
+
 class FactualParams(RecallParams):
     statements: Literal["sentences", "claims"] = Field(
         "sentences", description="sentences: pysbd sentences of the response and of the reference; claims: the judge decomposes each first (the statements faithfulness and context_recall take from them)"
@@ -57,7 +61,7 @@ class FactualParams(RecallParams):
     mode: Literal["precision", "recall", "f1"] = Field(
         "f1", description="precision: the response's statements supported by the reference; recall: against the reference's statements the response misses (ragas' counts); f1: both"
     )
-    beta: Annotated[float, BeforeValidator(_positive), Field(gt=0.0, le=100.0, allow_inf_nan=False)] = Field(
+    beta: BetaOption = Field(
         1.0, description="f1's F-beta weight: above 1 weighs recall more, below 1 precision (ragas' beta)"
     )
 
@@ -120,9 +124,10 @@ class FactualCorrectness(JudgeMetric[FactualParams]):
     Details = FactualDetails
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
-        return [self._score(sample, judge) for sample in samples]
+        return [self.score_sample(sample, judge) for sample in samples]
 
-    def _score(self, sample: Sample, judge: Judge | None) -> Score:
+    def score_sample(self, sample: Sample, judge: Judge | None) -> Score:
+        """One sample's counts and verdicts (answer_correctness reads them too)."""
         tally = UsageTally()
         response, reference = sample.response or "", sample.reference or ""
         # The engines of faithfulness (the response's statements) and context_recall (the

@@ -1,0 +1,103 @@
+"""Semantic similarity: how close the response's meaning is to the reference's.
+
+ragas' SemanticSimilarity (`semantic_similarity`; fields response and reference): the cosine
+similarity of the two texts' embeddings, made 0 or 1 by an optional `threshold` (1 where the
+cosine reaches it). The embeddings are all-MiniLM-L6-v2's (localeval.models.embedding, the model
+answer_relevancy reads, run in numpy): no judge. A batch of samples is embedded in one call, the
+encoder's batched forward passes over every response and reference of the batch, so the metric
+scores hundreds of samples a second (benchmarks/rag_scorecard.py measures it).
+
+As ragas 0.4.3's `_ascore`: an empty text is embedded as " ", and a threshold of 0 is no threshold
+there (`if self.threshold:`), so localeval refuses 0 rather than read it two ways. Cosine similarity
+can be negative; ragas then reports a negative score, localeval's scores are in [0, 1]: a cosine
+below 0 scores 0 (the details keep the cosine), as answer_relevancy's mean does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from localeval.data.samples import Sample
+from localeval.judge import Judge
+from localeval.metrics.base import Metric, Score
+
+
+class SimilarityParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threshold: float | None = Field(
+        None, gt=0.0, le=1.0, allow_inf_nan=False,
+        description="when set, the score is 1 where the cosine reaches it and 0 below (ragas' threshold; above 0: ragas reads 0 as none)",
+    )
+
+    @field_validator("threshold", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("expected a number in (0, 1], not true or false")
+        return value
+
+
+class SimilarityDetails(BaseModel):
+    cosine: float
+    threshold: float | None = None
+
+
+def embedded_text(text: str | None) -> str:
+    """What ragas embeds for a text: an empty one as a space."""
+    return text or " "
+
+
+def pair_cosines(left: Sequence[str], right: Sequence[str]) -> list[float]:
+    """The cosine similarity of each left text's embedding with its right text's, all texts in one
+    batched embedding call; in float64 and held to [-1, 1] (localeval.metrics.answer_relevancy's
+    cosine_scores: float32 vectors of one text give 1 + 1e-7)."""
+    import numpy as np
+
+    from localeval.models.embedding import load_embedder
+
+    if not left:
+        return []
+    vectors = np.asarray(load_embedder().embed([*left, *right]), dtype=np.float64)
+    first, second = vectors[: len(left)], vectors[len(left) :]
+    norms = np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1)
+    return [min(1.0, max(-1.0, float(v))) for v in np.einsum("ij,ij->i", first, second) / norms]
+
+
+class SemanticSimilarity(Metric[SimilarityParams]):
+    name = "semantic_similarity"
+    description = "Cosine similarity of the response's and the reference's embeddings (all-MiniLM-L6-v2, in numpy; no judge); 0/1 with a threshold."
+    required_fields = ("response", "reference")
+    by_default = False  # named to run: localeval.metrics.DEFAULT_METRICS says why
+    Params = SimilarityParams
+    Details = SimilarityDetails
+
+    def describe_params(self) -> dict[str, Any]:
+        """The options, and the embedding model's SHA-256 (loaded here, so a missing model stops a
+        run before its first sample)."""
+        from localeval.models.embedding import load_embedder
+
+        return {**super().describe_params(), "embedding_model": load_embedder().describe()}
+
+    def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
+        cosines = pair_cosines([embedded_text(s.response) for s in samples], [embedded_text(s.reference) for s in samples])
+        return [self.score_cosine(cosine) for cosine in cosines]
+
+    def score_cosine(self, cosine: float) -> Score:
+        """ragas' score for a cosine: the cosine (held at 0 from below), or 1/0 at the threshold."""
+        threshold = self.params.threshold
+        value = max(0.0, cosine) if threshold is None else float(cosine >= threshold)
+        details: dict[str, Any] = {"cosine": round(cosine, 4)}
+        if threshold is not None:
+            details["threshold"] = threshold
+        return Score(value=value, details=details)
+
+    @classmethod
+    def explain(cls, details: SimilarityDetails) -> str:
+        said = f"the response's and the reference's embeddings have cosine similarity {details.cosine:.2f}"
+        if details.threshold is None:
+            return said
+        return said + (" (at least " if details.cosine >= details.threshold else " (below ") + f"the threshold {details.threshold:g})"
