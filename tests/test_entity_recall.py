@@ -39,7 +39,6 @@ RAGAS_CASES: list[tuple[str, list[str], list[str], list[str]]] = [
     ("The iPhone was released by Apple Inc. on June 29, 2007 in the United States.", ["Apple released the iPhone in 2007 in the US."],
      ["iPhone", "Apple Inc.", "June 29, 2007", "United States"], ["Apple", "iPhone", "2007", "US"]),
     ("The answer is yes.", ["Nothing here."], [], []),  # no entity in the reference: ragas' 0 / (0 + 1e-8) = 0
-    ("Paris is in France. Paris is big.", ["Paris is a city."], ["Paris", "France", "Paris"], ["Paris"]),  # a repeated entity: ragas counts the list
 ]
 
 
@@ -65,6 +64,15 @@ def test_ragas_cases_score_as_ragas_computes_them(reference, contexts, reference
     assert len(judge.calls) == 2 and score.usage is not None and score.usage["calls"] == 2  # the reference, then the contexts (one chunk)
     found, missing = score.details["found"], score.details["missing"]
     assert sorted(found + missing) == sorted(set(reference_entities)) and not set(found) & set(missing)
+
+
+def test_a_judge_s_repeated_or_invented_entity_is_dropped():
+    """ragas would count the list as written (1 / 5 here); localeval keeps what the text holds, once."""
+    reference = "Marie Curie was born in Warsaw."
+    judge = entity_judge(reference, ["Marie Curie", "Warsaw", "189de", "1937", "1937", "marie curie"], ["Marie Curie", "Paris", "1937"])
+    score = create_metric("context_entity_recall").score_batch([Sample(reference=reference, retrieved_contexts=["Marie Curie lived in Paris."])], judge)[0]
+    assert score.details["reference_entities"] == ["Marie Curie", "Warsaw"] and score.details["context_entities"] == ["Marie Curie", "Paris"]
+    assert score.value == pytest.approx(0.5)
 
 
 def test_formula_and_empty_cases():
