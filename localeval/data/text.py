@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -31,13 +33,34 @@ def check_language(language: str) -> str:
     return language
 
 
+# Characters that show nothing: besides whitespace, Unicode's format characters (zero-width space
+# and joiners, word joiner, byte order mark, soft hyphen, direction marks) and control characters.
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
+
+
+def is_blank(text: str) -> bool:
+    """Whether `text` shows nothing: only whitespace and invisible characters (INVISIBLE_CATEGORIES).
+    A response of zero-width spaces has no statement, as an empty one has none, and a question of
+    them asks nothing: every metric reads such a text as blank, not as a sentence to judge."""
+    return all(char.isspace() or unicodedata.category(char) in INVISIBLE_CATEGORIES for char in text)
+
+
 # pysbd's time grows with the square of a text's length (issue 20: 4,000 one-word sentences
 # took 3.6x the time of 2,000), so a longer text is split window by window: pysbd splits a window of
 # WINDOW_CHARS, every sentence but the window's last is kept, and the next window starts where
 # that last (perhaps cut off) sentence starts. Texts up to the window (nearly every retrieved
 # context) are split exactly as pysbd splits them whole; longer ones may differ at a
-# window's edge.
+# window's edge. A sentence longer than a window is cut at the window's last whitespace, so no
+# word is cut in two (a window without whitespace, one "word" of 6,000 characters, at its end).
 WINDOW_CHARS = 6000
+_LAST_SPACE = re.compile(r"\s+\S*\Z")
+
+
+def _cut(window: str) -> int:
+    """Where a window holding part of one long sentence ends: at its last whitespace (never
+    inside a word), else at its end."""
+    found = _LAST_SPACE.search(window)
+    return found.start() if found is not None and found.start() > 0 else len(window)
 
 
 def _segments(text: str, language: str) -> Iterator[str]:
@@ -46,9 +69,10 @@ def _segments(text: str, language: str) -> Iterator[str]:
     start = 0
     while len(text) - start > WINDOW_CHARS:
         spans = segmenter.segment(text[start : start + WINDOW_CHARS])
-        if len(spans) < 2:  # one sentence longer than the window: cut it at the window's end
-            yield text[start : start + WINDOW_CHARS]
-            start += WINDOW_CHARS
+        if len(spans) < 2:  # one sentence longer than the window: cut it between two words
+            end = start + _cut(text[start : start + WINDOW_CHARS])
+            yield text[start:end]
+            start = end
             continue
         for span in spans[:-1]:
             yield span.sent
@@ -58,14 +82,14 @@ def _segments(text: str, language: str) -> Iterator[str]:
 
 
 def split_sentences(text: str, language: str = "en") -> list[str]:
-    """Non-blank sentences of `text`, stripped of surrounding whitespace (in time linear in the
-    text's length: see PIECE_CHARS). A text several metrics split (the response: faithfulness'
+    """Sentences of `text` that are not blank (`is_blank`), stripped of surrounding whitespace (in
+    time linear in the text's length: see WINDOW_CHARS). A text several metrics split (the response: faithfulness'
     statements, factual_correctness' statements and its evidence) is split once (`_split`)."""
-    if not text.strip():
+    if is_blank(text):
         return []
     return list(_split(text, language))
 
 
 @lru_cache(maxsize=64)  # a few samples' texts: every metric of a sample reads them while it is scored
 def _split(text: str, language: str) -> tuple[str, ...]:
-    return tuple(s.strip() for s in _segments(text, language) if s.strip())
+    return tuple(s.strip() for s in _segments(text, language) if not is_blank(s))
