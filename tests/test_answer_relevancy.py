@@ -129,7 +129,7 @@ def test_no_question_written_is_nan_and_an_empty_response_is_0_without_a_judge_c
 
 def test_one_judge_call_per_sample_that_never_reads_the_question(embedding_model):
     judge = _script(["When was the tower completed?"] * 3, 0)
-    samples = [{"user_input": q, "response": "The tower was completed in 1889."} for q in ("When was the tower completed?", "Who painted it?", "")]
+    samples = [{"user_input": q, "response": "The tower was completed in 1889."} for q in ("When was the tower completed?", "Who painted it?", "Why?")]
     results = evaluate(samples, ["answer_relevancy"], judge=judge).results
     assert len(judge.calls) == 3 and judge.calls[0] == judge.calls[1] == judge.calls[2]
     assert all(r["usage"]["answer_relevancy"]["calls"] == 1 for r in results)

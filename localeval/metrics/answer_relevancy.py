@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
 from localeval.data.samples import Sample
+from localeval.data.text import is_blank
 from localeval.judge import Judge
 from localeval.judge.prompts import questions_messages
 from localeval.judge.reading import UsageTally
@@ -41,6 +42,9 @@ from localeval.metrics.base import Metric, Score, shorten
 QUESTION_CHARS = 150  # a generated question is cut off by the grammar here
 REASON_CHARS = 150
 MAX_STRICTNESS = 10
+# A blank question is like no question generated from a response: nothing to compare with (its
+# embedding gave about 0.02, a score that looks like an off-topic answer): the sample's error.
+BLANK_QUESTION = "the question (user_input) is blank: answer relevancy compares questions written from the response with it"
 
 
 class Committal(BaseModel):
@@ -143,7 +147,9 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
 
     def _score(self, sample: Sample, judge: Judge | None) -> Score:
         response = sample.response or ""
-        if not response.strip():
+        if is_blank(sample.user_input or ""):
+            return Score.failed(BLANK_QUESTION)
+        if is_blank(response):
             return Score(value=0.0, details={"questions": [], "noncommittal": 1, "reason": "the response is empty"})
         assert judge is not None
         count = self.params.strictness

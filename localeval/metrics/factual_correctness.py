@@ -20,8 +20,9 @@ the ones those metrics take from the same text (pysbd sentences, or with `statem
 the judge's decomposition, asked once per batch for a text several metrics decompose:
 localeval.judge.shared), and each is decided by the same grader (the judge rule and its
 "attribution" calibration, or `--verifier`) reading the other text as its evidence, with the
-same evidence sentences and reasons. The question never reaches a verdict. A reason's "context"
-is the other text (the reference for a response statement, the response for a reference one).
+same evidence sentences and reasons. The question never reaches a verdict. A reason names the
+other text (the reference for a response statement, the response for a reference one) where
+context_recall's names the context; a blank one supports no statement.
 """
 
 from __future__ import annotations
@@ -104,14 +105,6 @@ def _as_evidence(sample: Sample, text: str) -> Sample:
     return sample.model_copy(update={"retrieved_contexts": [text]})
 
 
-def _reworded(verdicts: list[dict[str, Any]], evidence: str) -> list[dict[str, Any]]:
-    """The engine's reasons name "the context"; here that is the reference or the response."""
-    for verdict in verdicts:
-        if verdict.get("reason"):
-            verdict["reason"] = verdict["reason"].replace("the context", f"the {evidence}")
-    return verdicts
-
-
 class FactualCorrectness(JudgeMetric[FactualParams]):
     name = "factual_correctness"
     description = "F1 (or precision, or recall) of the response's statements supported by the reference and the reference's supported by the response (ragas' counts)."
@@ -134,16 +127,16 @@ class FactualCorrectness(JudgeMetric[FactualParams]):
         # reference's), with these options: the same statements those metrics take.
         response_side, reference_side = Faithfulness(self.params), ContextRecall(self.params)
         statements = response_side.statements_of(sample, judge, tally)
-        checked = response_side.score_statements(_as_evidence(sample, reference), statements, judge, tally)
-        response_verdicts = _reworded(checked.details.get("statements", []), "reference")
+        checked = response_side.score_statements(_as_evidence(sample, reference), statements, judge, tally, evidence_name="reference")
+        response_verdicts = checked.details.get("statements", [])
         tp = sum(v["attributed"] for v in response_verdicts)
         fp = len(response_verdicts) - tp
         details: dict[str, Any] = {"mode": self.params.mode, "tp": tp, "fp": fp, "precision": round(tp / (tp + fp + EPSILON), 4), "response_statements": response_verdicts}
         fn = 0
         if self.params.mode != "precision":
             covered = reference_side.statements_of(sample, judge, tally)
-            found = reference_side.score_statements(_as_evidence(sample, response), covered, judge, tally)
-            reference_verdicts = _reworded(found.details.get("statements", []), "response")
+            found = reference_side.score_statements(_as_evidence(sample, response), covered, judge, tally, evidence_name="response")
+            reference_verdicts = found.details.get("statements", [])
             fn = sum(1 for v in reference_verdicts if not v["attributed"])
             supported = len(reference_verdicts) - fn
             details.update(fn=fn, recall=round(tp / (tp + fn + EPSILON), 4), reference_statements=reference_verdicts)

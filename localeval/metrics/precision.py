@@ -37,6 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from localeval.data.samples import Sample
+from localeval.data.text import is_blank
 from localeval.graders import Usefulness
 from localeval.graders.judge_rule import USEFULNESS_CALIBRATION as DEFAULT_CALIBRATION
 from localeval.graders.judge_rule import USEFULNESS_FEATURES as FEATURES
@@ -107,7 +108,7 @@ class ContextPrecision(JudgeMetric[PrecisionParams]):
 
     def _score(self, sample: Sample, judge: Judge | None) -> Score:
         answer = (getattr(sample, self.params.against) or "").strip()
-        if not answer:
+        if is_blank(answer):
             return Score(value=float("nan"), details={"against": self.params.against, "contexts": [], "blank_answer": True})
         grader, tally = self.grader(judge), UsageTally()
         found = grader.useful(sample.user_input or "", answer, list(sample.retrieved_contexts or []), tally, self.params.against)

@@ -23,9 +23,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from localeval.data.samples import Sample
-from localeval.data.text import split_sentences
+from localeval.data.text import is_blank, split_sentences
 from localeval.graders import Support
-from localeval.graders.evidence import StatementEvidence
+from localeval.graders.evidence import StatementEvidence, statement_evidence
 from localeval.graders.judge_rule import ATTRIBUTION_CALIBRATION as DEFAULT_CALIBRATION
 from localeval.graders.judge_rule import ATTRIBUTION_FEATURES as FEATURES
 from localeval.graders.judge_rule import ATTRIBUTION_KEY as CALIBRATION_KEY
@@ -148,15 +148,26 @@ def decompose_claims(judge: Judge, question: str, text: str, language: str, tall
     return Decomposition(statements, requests, tuple(kept))
 
 
-def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str]) -> str:
-    """What the verdict rests on, in words that claim nothing the quoted sentences do not say."""
+def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str], evidence_name: str = "context") -> str:
+    """What the verdict rests on, in words that claim nothing the quoted sentences do not say;
+    `evidence_name` is what the statement was read against (factual_correctness: the reference
+    or the response), named here rather than rewritten afterwards, so a quote is never changed."""
+    if not sentences:
+        return f"not attributed; the {evidence_name} is empty"
     quotes = "; ".join(f'sentence {i + 1}: "{shorten(sentences[i], 120)}"' for i in quoted)
     missing = ", ".join(f"'{word}'" for word in evidence.missing[:5])
     if verdict:
         return f"attributed; closest evidence: {quotes}" if quotes else "attributed"
     if missing:
-        return f"not attributed; the context never mentions {missing}" + (f"; closest: {quotes}" if quotes else "")
-    return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else "not attributed; no sentence of the context is close"
+        return f"not attributed; the {evidence_name} never mentions {missing}" + (f"; closest: {quotes}" if quotes else "")
+    return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else f"not attributed; no sentence of the {evidence_name} is close"
+
+
+def _unread(statement: str, language: str = "en") -> Support:
+    """The answer for a statement with no text to read it against: not supported (P 0), its
+    evidence features those of an empty text, no feature of any grader (none read it)."""
+    evidence = statement_evidence(statement, [], language)
+    return Support(0.0, evidence.features(), evidence, None)
 
 
 def _note_unmeasured(verdict: dict[str, Any], evidence: StatementEvidence) -> None:
@@ -194,22 +205,26 @@ class AttributedStatements(JudgeMetric[RecallParams]):
     def decompose(self, sample: Sample, judge: Judge | None, tally: UsageTally) -> Decomposition:
         """statements_of, with how the statements were found (for the details)."""
         text = getattr(sample, self.statements_field) or ""
-        if self.params.statements == "claims" and text.strip():
+        if self.params.statements == "claims" and not is_blank(text):
             assert judge is not None
             return decompose_claims(judge, sample.user_input or "", text, self.params.language, tally)
         return Decomposition(split_sentences(text, self.params.language))
 
-    def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally | None = None) -> Score:
+    def score_statements(self, sample: Sample, statements: Sequence[str], judge: Judge | None, tally: UsageTally | None = None, evidence_name: str = "context") -> Score:
         """Judge given statements against the sample's context (the accuracy benchmark feeds
-        human-segmented statements here, through the same code as a normal run)."""
+        human-segmented statements here, through the same code as a normal run); `evidence_name`
+        is what the reasons call that context. A context without a sentence (none retrieved, or
+        only blank ones) supports nothing, whatever the grader: no grader is asked (a verifier
+        reads a statement against nothing as likely true), every statement is not attributed, P 0,
+        and its reason says the context is empty."""
         tally = tally or UsageTally()
         if not statements:
             return Score(value=float("nan"), details={"statements": []})
         params = self.params
         sentences = context_sentences(sample, params.language)
         grader = self.grader(judge)
-        answers = grader.supported(statements, sentences, tally, params.chunks)
-        verdicts = [self._verdict(statement, answer, sentences) for statement, answer in zip(statements, answers)]
+        answers = grader.supported(statements, sentences, tally, params.chunks) if sentences else [_unread(statement, params.language) for statement in statements]
+        verdicts = [self._verdict(statement, answer, sentences, evidence_name) for statement, answer in zip(statements, answers)]
         attributed = sum(v["attributed"] for v in verdicts)
         return Score(value=attributed / len(verdicts), details={"statements": verdicts}, usage=self.usage(grader, tally))
 
@@ -222,7 +237,7 @@ class AttributedStatements(JudgeMetric[RecallParams]):
             quoted = [evidence.matches[0].index]
         return sorted(quoted)
 
-    def _verdict(self, statement: str, answer: Support, sentences: Sequence[str]) -> dict[str, Any]:
+    def _verdict(self, statement: str, answer: Support, sentences: Sequence[str], evidence_name: str = "context") -> dict[str, Any]:
         """The statement's verdict in the details: P(attributed) at the threshold, the judge's
         log-odds on the deciding chunk (the judge rule), the features, the pieces a long
         statement was read in (the verifier), and the reason quoting the deciding chunk or window."""
@@ -239,7 +254,7 @@ class AttributedStatements(JudgeMetric[RecallParams]):
             quoted = self._quoted(answer.evidence, answer.scope if answer.scope is not None else range(len(sentences)))
             verdict["evidence"] = quoted
             verdict["missing"] = list(answer.evidence.missing)
-            verdict["reason"] = _reason(attributed, answer.evidence, quoted, sentences)
+            verdict["reason"] = _reason(attributed, answer.evidence, quoted, sentences, evidence_name)
         _note_unmeasured(verdict, answer.evidence)
         return verdict
 

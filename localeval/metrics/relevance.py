@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from localeval.data.samples import Sample
-from localeval.data.text import split_sentences
+from localeval.data.text import is_blank, split_sentences
 from localeval.graders import Grader, Unanswerable, Unit
 from localeval.graders.judge_units import RELEVANCE_CALIBRATION as DEFAULT_CALIBRATION
 from localeval.graders.judge_units import RELEVANCE_FEATURES as FEATURES
@@ -37,6 +37,9 @@ from localeval.metrics.base import Score, ShareOption
 from localeval.metrics.judging import JudgeMetric, JudgeParams
 
 DEFAULT_THRESHOLD = 0.5
+# Without a question no unit is needed for anything, and a grader asked anyway reads every unit
+# as needed (the verifier gave a blank question's units 1.0): the sample's error, for every grader.
+BLANK_QUESTION = "the question (user_input) is blank: context relevance asks which units are needed to answer it, and there is nothing to answer"
 JUDGED_CONTEXTS = 3  # the judge reads at most this many passages (those that mention most of the question)
 
 
@@ -87,9 +90,9 @@ def _units(sample: Sample, unit: str, language: str) -> list[Unit]:
     units = []
     for passage, context in enumerate(sample.retrieved_contexts or []):
         if unit == "chunk":
-            parts = [context.strip()] if context.strip() else []
+            parts = [] if is_blank(context) else [context.strip()]
         elif unit == "line":
-            parts = [line.strip() for line in context.splitlines() if line.strip()]
+            parts = [line.strip() for line in context.splitlines() if not is_blank(line)]
         else:
             parts = split_sentences(context, language)
         units += [Unit(text, passage, index == 0) for index, text in enumerate(parts)]
@@ -125,6 +128,8 @@ class ContextRelevance(JudgeMetric[RelevanceParams]):
     def _score(self, sample: Sample, grader: Grader) -> Score:
         """Each unit's P(required) from the grader; the units its rule selects at the threshold."""
         params = self.params
+        if is_blank(sample.user_input or ""):
+            return Score.failed(BLANK_QUESTION)
         units = _units(sample, params.unit, params.language)
         if not units:
             return _no_units()
