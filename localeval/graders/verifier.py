@@ -3,8 +3,11 @@ calibration (the verifier file's, per task).
 
 Is a statement supported by a text? The statement is read against windows of consecutive
 sentences of the text that fit the verifier's input (it was trained on evidence of a sentence
-or a few); its logit is the best window's, and a statement longer than the verifier reads at
-once is read in pieces, supported only as far as its least supported piece (verified_windows).
+or a few), and against the sentences holding most of its words alone; its logit is the best
+window's, and a statement longer than the verifier reads at once is read in pieces, supported
+only as far as its least supported piece (verified_windows). A statement that is word for word
+a sentence or run of sentences of the text is supported whatever its logit (exact evidence:
+`stated_in`).
 Is a unit needed to answer the question? The verifier reads the question, the unit and the
 context it belongs to; the unit's logit plus `passage_weight` times the best logit in its context
 gives P(needed), and the units at or above the threshold are selected. Is a context useful for
@@ -31,6 +34,11 @@ from localeval.verifier.pieces import split_text
 # input; only the WINDOWS windows holding most of the statement's words are read, so the cost
 # per statement is bounded whatever the context's length.
 WINDOWS = 8
+# Besides those longest windows, the SENTENCE_WINDOWS parts holding most of the statement's words
+# are read alone: the longest windows never read a statement against its own sentence, and the
+# verifier refused statements standing word for word in a three-sentence context (P 0.30-0.37)
+# that it supports against their sentence alone.
+SENTENCE_WINDOWS = 2
 
 
 # A context sentence longer than the verifier's room is read as overlapping windows (the
@@ -95,11 +103,39 @@ def sentence_windows(sentences: Sequence[str], lengths: Sequence[int], budget: i
 class VerifiedStatement:
     """The verifier's reading of one statement: its logit (the weakest piece's best window's),
     the context sentences of that window (None for an empty context: the logit is then the
-    verifier's score against nothing), and how many pieces the statement was read in."""
+    verifier's score against nothing), how many pieces the statement was read in, and whether it
+    stands word for word in the context (`stated_in`: the window is then those sentences)."""
 
     logit: float
     window: range | None
     pieces: int = 1
+    verbatim: bool = False
+
+
+def _plain(text: str) -> str:
+    """A text as `stated_in` compares it: whitespace runs as one space, a final full stop dropped."""
+    return " ".join(text.split()).removesuffix(".")
+
+
+def stated_in(statement: str, sentences: Sequence[str]) -> range | None:
+    """The run of consecutive context sentences that is the statement word for word (whitespace,
+    and a full stop at its end, aside), or None. Such a statement is supported whatever the
+    verifier reads: the context says exactly it."""
+    wanted = _plain(statement)
+    if not wanted:
+        return None
+    plain = [" ".join(sentence.split()) for sentence in sentences]
+    for start, first in enumerate(plain):
+        if not wanted.startswith(_plain(first)):
+            continue
+        joined = ""
+        for end in range(start, len(plain)):
+            joined = f"{joined} {plain[end]}" if joined else plain[end]
+            if _plain(joined) == wanted:
+                return range(start, end + 1)
+            if len(joined) > len(wanted) + 1:
+                break
+    return None
 
 
 def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: Sequence[str], language: str = "en") -> list[VerifiedStatement]:
@@ -107,8 +143,10 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
     verifier reads at once (pairs.FIRST_TOKENS) is read in pieces (STATEMENT_PIECE_TOKENS), and is supported only as
     far as its least supported piece: its logit is the least of its pieces' logits, each piece's
     the best over its windows. A context sentence longer than a window is read in overlapping
-    parts. Only the WINDOWS windows holding most of the piece's words are read, so the cost per
-    piece is bounded whatever the context's length."""
+    parts. Only the WINDOWS windows holding most of the piece's words are read, and the
+    SENTENCE_WINDOWS parts holding most of them alone, so the cost per piece is bounded whatever
+    the context's length. A statement that stands word for word in the context (`stated_in`) is
+    marked `verbatim`, its window those sentences."""
     encode = verifier.caching_encode()
     lengths = [len(encode(sentence)) + 1 for sentence in sentences]
     budget = verifier.max_tokens["attribution"]
@@ -125,6 +163,8 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
             coverage = question_overlap(piece, [unit.text for unit in units], language)
             windows = _windows(units, room)
             best: list[range | None] = [*sorted(windows, key=lambda w: (-max(coverage[i] for i in w), w.start))[:WINDOWS]]
+            alone = [range(i, i + 1) for i in sorted(range(len(units)), key=lambda i: (-coverage[i], i))[:SENTENCE_WINDOWS]]
+            best += [window for window in alone if window not in best]
             for window in best or [None]:
                 if window is None:
                     pairs.append((piece, "", ""))
@@ -140,14 +180,21 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
     results = []
     for number, pieces in enumerate(pieces_of):
         weakest, where = min((best_of[(number, p)] for p in range(len(pieces))), key=lambda found: found[0])
-        results.append(VerifiedStatement(weakest, where, len(pieces)))
+        stated = stated_in(statements[number], sentences)
+        results.append(VerifiedStatement(weakest, stated or where, len(pieces), stated is not None))
     return results
 
 
+EXACT_EVIDENCE = "exact evidence (the statement stands word for word in the context)"
+
+
 def verifier_support(calibration: TaskCalibration, read: VerifiedStatement, evidence: StatementEvidence, decided_by: str | None = None) -> Support:
-    """The verifier's answer for one statement: its calibrated probability, its logit beside the
-    evidence features, and its best window as the scope a reason quotes from."""
-    return Support(calibration.probability(read.logit), {"verifier": read.logit, **evidence.features()}, evidence, read.window, pieces=read.pieces, decided_by=decided_by)
+    """The verifier's answer for one statement: its calibrated probability (1.0 for a statement
+    standing word for word in the context, whatever its logit), its logit beside the evidence
+    features, and its best window (or the sentences it stands in) as the scope a reason quotes from."""
+    probability = 1.0 if read.verbatim else calibration.probability(read.logit)
+    decided_by = decided_by or (EXACT_EVIDENCE if read.verbatim else None)
+    return Support(probability, {"verifier": read.logit, **evidence.features()}, evidence, read.window, pieces=read.pieces, decided_by=decided_by)
 
 
 # A unit longer than the verifier reads of it (pairs.SENTENCE_TOKENS) is read as overlapping
@@ -229,6 +276,9 @@ class VerifierGrader(Grader):
             if not sentences:
                 answers.append(None)
                 continue
-            logit = max(read.logit for read in verified_windows(verifier, statements, sentences, self.language))
-            answers.append(Usefulness(calibration.probability(logit), {"verifier": logit}))
+            reads = verified_windows(verifier, statements, sentences, self.language)
+            logit = max(read.logit for read in reads)
+            # context_recall's verdict: a statement the context states word for word is supported by it
+            probability = 1.0 if any(read.verbatim for read in reads) else calibration.probability(logit)
+            answers.append(Usefulness(probability, {"verifier": logit}))
         return answers
