@@ -140,8 +140,8 @@ def test_a_cascade_band_is_read_only_for_its_verifier_file_and_a_malformed_one_i
 @pytest.mark.parametrize(
     "tables, why",
     [
-        (_tables(), "no stacked model for this judge"),
-        (_tables(relevance=_stacked(RELEVANCE_KEY, "0" * 64, verifier=5.0)), "another verifier file's logits"),
+        (_tables(), "judge rule (no stacked model in this judge's table)"),
+        (_tables(relevance=_stacked(RELEVANCE_KEY, "0" * 64, verifier=5.0)), "judge rule (the stacked model in this judge's table was fitted on another verifier file's logits)"),
     ],
 )
 def test_without_a_stacked_model_for_this_judge_and_verifier_the_judge_rule_decides_alone(small_judge: Any, tables: dict[str, Any], why: str) -> None:
@@ -150,22 +150,36 @@ def test_without_a_stacked_model_for_this_judge_and_verifier_the_judge_rule_deci
     needs = StackedGrader(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     alone = JudgeRule(judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     assert (needs.probabilities, needs.features) == (alone.probabilities, alone.features), why
-    assert needs.notes["decided_by"] == "judge rule (no stacked model in this judge's table)"
+    assert needs.notes["decided_by"] == why
+
+
+class DefaultJudgeTables(TablesOf):
+    """The real small judge, describing itself as the catalog's default judge (whose catalog table
+    holds a stacked model), with the tables a test gives it: what decided_by reads is which judge
+    the catalog knows it as, and its tables."""
+
+    def describe(self) -> dict[str, Any]:
+        return {**self._judge.describe(), "model": DEFAULT_MODEL}
 
 
 def test_a_calibration_file_that_replaces_the_tasks_table_leaves_the_decision_to_the_judge_rule(small_judge: Any) -> None:
     """The user's own `localeval calibrate` table replaces the catalog's whole table for the task,
-    stacked model included (localeval.judge.backends.calibration_tables, as every backend merges)."""
+    stacked model included (localeval.judge.backends.calibration_tables, as every backend merges);
+    decided_by said "no stacked model in this judge's table", which the catalog's table has."""
     from localeval.calibration.combination import CalibrationFile
     from localeval.judge.backends import calibration_tables
+    from localeval.models.store import CATALOG
 
+    assert STACKED in CATALOG[DEFAULT_MODEL].calibration[RELEVANCE_KEY]
     users = create_metric("context_relevance").default_calibration.describe()
-    merged = calibration_tables(_tables(relevance=_stacked(RELEVANCE_KEY, verifier=5.0)), CalibrationFile("mine.json", "0" * 64, {RELEVANCE_KEY: users}))
+    merged = calibration_tables(CATALOG[DEFAULT_MODEL].calibration, CalibrationFile("mine.json", "0" * 64, {RELEVANCE_KEY: users}))
     calibration = create_metric("context_relevance").calibration_for(merged)
-    needs = StackedGrader(TablesOf(small_judge, merged), calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    needs = StackedGrader(DefaultJudgeTables(small_judge, merged), calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     alone = JudgeRule(small_judge, calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
     assert (needs.probabilities, needs.features) == (alone.probabilities, alone.features)
-    assert needs.notes["decided_by"] == "judge rule (no stacked model in this judge's table)"
+    assert needs.notes["decided_by"] == "judge rule (a calibration file replaced the catalog's relevance table for this judge, and its table has no stacked model)"
+    unreplaced = StackedGrader(DefaultJudgeTables(small_judge, CATALOG[DEFAULT_MODEL].calibration), calibration).needed(QUESTION, UNITS, CONTEXTS, UsageTally())
+    assert unreplaced.notes["decided_by"] == "stacked"
 
 
 def test_a_question_longer_than_the_verifier_reads_is_decided_by_the_judge_rule_saying_so(small_judge: Any) -> None:

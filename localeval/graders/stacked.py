@@ -51,6 +51,7 @@ from localeval.graders.verifier import VerifierGrader, verified_windows, verifie
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
 from localeval.judge.rubric import Rubric
+from localeval.models.store import CATALOG
 from localeval.verifier import load_verifier
 
 STACKED = "stacked"  # the key of the stacked model inside a task's calibration table
@@ -84,6 +85,12 @@ def _tied_entry(tables: Mapping[str, Any], task: str, key: str, needs: str, veri
     if not isinstance(entry, Mapping) or not isinstance(entry.get("verifier_sha256"), str):
         raise ConfigError(f"{where}: {needs} and the 'verifier_sha256' of the verifier file it was made with")
     return entry, where, entry["verifier_sha256"] == verifier_sha256
+
+
+def _holds_stacked(tables: Mapping[str, Any], task: str) -> bool:
+    """Whether the task's table holds a stacked model (for any verifier file)."""
+    table = tables.get(task)
+    return isinstance(table, Mapping) and table.get(STACKED) is not None
 
 
 @dataclass(frozen=True)
@@ -142,7 +149,6 @@ class StackedGrader(Grader):
         # A rubric replaces the judge's task, so its log-odds are not those the model was fitted on.
         self.models = {task: None if rubric is not None else stacked_model(tables, task, sha256) for task in STACKED_FEATURES}
         self.band = None if rubric is not None else cascade_band(tables, ATTRIBUTION_KEY, sha256)
-        self.alone = "judge rule (a rubric replaces the task the stacked model was fitted on)" if rubric is not None else "judge rule (no stacked model in this judge's table)"
 
     @classmethod
     def recorded(cls) -> dict[str, Any]:
@@ -191,13 +197,27 @@ class StackedGrader(Grader):
         judged = self.rule.needed(question, units, passages, tally, judged_contexts, whole_contexts)
         model = self.models[RELEVANCE_KEY]
         if model is None:
-            return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": self.alone})
+            return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": self._alone(RELEVANCE_KEY)})
         try:
             logits, best, notes = self.verifier.read_units(question, units, passages)
         except Unanswerable as refusal:
             return Needs(judged.probabilities, judged.features, judged.rule, {**judged.notes, "decided_by": f"judge rule ({refusal})"})
         features = relevance_features(judged.features, logits, best)
         return Needs([model.probability(f) for f in features], features, judged.rule, {**judged.notes, **notes, "decided_by": "stacked"})
+
+    def _alone(self, task: str) -> str:
+        """Why the judge rule decides the task alone: a rubric, a stacked model fitted on another
+        verifier file, a calibration file whose table for the task replaced the catalog's (with
+        the stacked model it held: the judge's table lacks the one the catalog has for it), or
+        none for this judge."""
+        if self.rubric is not None:
+            return "judge rule (a rubric replaces the task the stacked model was fitted on)"
+        if _holds_stacked(self.judge.calibration if self.judge is not None else {}, task):
+            return "judge rule (the stacked model in this judge's table was fitted on another verifier file's logits)"
+        name = self.judge.describe().get("model") if self.judge is not None else None
+        if isinstance(name, str) and name in CATALOG and _holds_stacked(CATALOG[name].calibration, task):
+            return f"judge rule (a calibration file replaced the catalog's {task} table for this judge, and its table has no stacked model)"
+        return "judge rule (no stacked model in this judge's table)"
 
     def useful(self, question: str, answer: str, contexts: Sequence[str], tally: UsageTally, answer_name: str = "answer") -> list[Usefulness | None]:
         """The judge rule's: no validation rows label usefulness, so nothing fits a stacked model for it."""
