@@ -121,10 +121,14 @@ def stated_in(statement: str, sentences: Sequence[str]) -> range | None:
     """The run of consecutive context sentences that is the statement word for word (whitespace,
     and a full stop at its end, aside), or None. Such a statement is supported whatever the
     verifier reads: the context says exactly it."""
-    wanted = _plain(statement)
+    return _run_of(_plain(statement), [" ".join(sentence.split()) for sentence in sentences])
+
+
+def _run_of(wanted: str, plain: Sequence[str]) -> range | None:
+    """`stated_in` for a statement and sentences with their whitespace made single spaces (the
+    sentences once for all of a sample's statements)."""
     if not wanted:
         return None
-    plain = [" ".join(sentence.split()) for sentence in sentences]
     for start, first in enumerate(plain):
         if not wanted.startswith(_plain(first)):
             continue
@@ -178,9 +182,10 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
         if (number, piece_number) not in best_of or logit > best_of[(number, piece_number)][0]:
             best_of[(number, piece_number)] = (logit, read)
     results = []
+    plain = [" ".join(sentence.split()) for sentence in sentences]
     for number, pieces in enumerate(pieces_of):
         weakest, where = min((best_of[(number, p)] for p in range(len(pieces))), key=lambda found: found[0])
-        stated = stated_in(statements[number], sentences)
+        stated = _run_of(_plain(statements[number]), plain)
         results.append(VerifiedStatement(weakest, stated or where, len(pieces), stated is not None))
     return results
 
