@@ -4,14 +4,17 @@ This is what `localeval score` does, as a library call, so the Python API can do
 everything the command line can (the CLI parses options into RunSettings and
 calls this). In order:
 
-1. check the paths: the input exists; no output names the input, the config or another output;
-2. build the metrics and the summary (thresholds), load the judge if a metric needs one;
+1. check the paths: the input exists; no output names a file the run reads (`files_read`), another
+   output, or standard output twice;
+2. build the metrics and the summary (gates for metrics not scored are refused); hash the input,
+   describe the metrics (a missing embedding model stops here) and refuse a resume of another
+   input or other metrics, all before the judge loads; load the judge if a metric needs one;
 3. open the results file under an exclusive lock; on --resume, check that it was
    written by the same run (input, metrics, options, judge), count its rows into
    the summary and skip their lines;
 4. stream: read a line, score it, append its row (flushed), add it to the summary;
-5. write the summary JSON and the reports from the rows on disk (a second pass,
-   so memory does not grow with the file), and decide the exit code.
+5. decide the exit code, and write the summary JSON and the reports (each to a file, or one to
+   standard output) from the rows on disk (a second pass, so memory does not grow with the file).
 """
 
 from __future__ import annotations
