@@ -120,6 +120,15 @@ def test_factual_correctness_reasons_quote_the_texts_as_they_stand() -> None:
     assert any(v["reason"].startswith("not attributed; the response never mentions") for v in score.details["reference_statements"])
 
 
+def test_noise_sensitivity_reasons_quote_the_reference_as_it_stands() -> None:
+    """noise_sensitivity reworded its reasons with the same replace()."""
+    reference = "The judge reads the context window of 4096 tokens. It answers Yes or No."
+    sample = Sample(user_input="What does the judge read?", retrieved_contexts=["The judge reads the context window of 4096 tokens."], response="The judge reads the context window of 4096 tokens.", reference=reference)
+    (score,) = create_metric("noise_sensitivity", {"grader": "verifier"}).score_batch([sample], None)
+    (row,) = score.details["statements"]
+    assert row["reason"] == 'attributed; closest evidence: sentence 1: "The judge reads the context window of 4096 tokens."'
+
+
 def test_a_sentence_longer_than_the_splitters_window_is_cut_between_words() -> None:
     """A sentence of over 6,000 characters was cut at the 6,000th, inside a word."""
     text = "abcdef " * 1200  # 8,400 characters, no sentence end: the cut at 6,000 fell inside a word

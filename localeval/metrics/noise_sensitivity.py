@@ -175,7 +175,7 @@ class NoiseSensitivity(JudgeMetric[NoiseParams]):
             return self._undefined("the reference has no statements")
         # 1. Against the reference: factual_correctness' precision verdicts.
         against_reference = sample.model_copy(update={"retrieved_contexts": [sample.reference or ""]})
-        checked = response_side.score_statements(against_reference, statements, judge, tally).details["statements"]
+        checked = response_side.score_statements(against_reference, statements, judge, tally, evidence_name="reference").details["statements"]
         incorrect = [n for n, verdict in enumerate(checked) if not verdict["attributed"]]
         grader = self.grader(judge)
         by_sentence = sentence_contexts(contexts, sentences)
@@ -199,7 +199,7 @@ class NoiseSensitivity(JudgeMetric[NoiseParams]):
         for n, verdict in enumerate(checked):
             row: dict[str, Any] = {"statement": verdict["statement"], "correct": verdict["attributed"], "probability": verdict["probability"], "contexts": sorted(led.get(n, set())), "counted": int(counted[n])}
             if verdict.get("reason"):
-                row["reason"] = verdict["reason"].replace("the context", "the reference")
+                row["reason"] = verdict["reason"]
             listed.append(row)
         details = {"mode": self.params.mode, "statements": listed, "relevant_contexts": None if relevant is None else sorted(relevant)}
         return Score(value=sum(counted) / len(counted), details=details, usage=self.usage(grader, tally))
