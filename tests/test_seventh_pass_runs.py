@@ -37,7 +37,7 @@ def _gguf(path: Path) -> Path:
 # ---- item 4: no output names a file the run reads -------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["model", "calibration", "rubric", "labels", "config"])
+@pytest.mark.parametrize("kind", ["model", "calibration", "rubric", "labels", "config", "cache"])
 @pytest.mark.parametrize("through", ["path", "symlink"])
 def test_an_output_naming_any_file_the_run_reads_is_refused_before_anything_is_written(write_jsonl, tmp_path, kind, through):
     data = write_jsonl([STATEMENT])
@@ -55,9 +55,12 @@ def test_an_output_naming_any_file_the_run_reads_is_refused_before_anything_is_w
     elif kind == "labels":
         read.write_text(json.dumps({"id": "q1", "retrieved_contexts": ["Ann wrote the book."], "statement": "s", "label": 1}) + "\n")
         args += ["--labels", str(read)]
-    else:
+    elif kind == "config":
         read.write_text('metrics = ["faithfulness"]\n')
         args += ["--config", str(read)]
+    else:
+        read.write_bytes(b"not yet a verdict cache")
+        args += ["--cache", str(read)]
     target = read
     if through == "symlink":
         target = tmp_path / "link"

@@ -37,6 +37,7 @@ from localeval.errors import ConfigError, Interrupted, LocalevalError
 from localeval.interrupts import watching_ctrl_c
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
+from localeval.judge.cache import cache_path
 from localeval.judge.spec import JudgeSpec
 from localeval.metrics import DEFAULT_METRICS, REGISTRY, Metric, calibration_tasks, create_metric, is_metric_name
 from localeval.models import store as model_store
@@ -116,7 +117,7 @@ def check_paths(settings: RunSettings) -> None:
 
 def files_read(settings: RunSettings) -> dict[str, str]:
     """Every file the run reads, by the option that names it: the input, the config, the labels,
-    the calibration, each rubric, and the model files (the judge named, the store's): none of them
+    the calibration, each rubric, the verdict cache, and the model files (the judge named, the store's): none of them
     may be an output, which would be truncated before (or while) it is read."""
     read = {
         "INPUT": settings.input if settings.input != STDIO else "",
@@ -128,6 +129,9 @@ def files_read(settings: RunSettings) -> dict[str, str]:
         rubric = options.get("rubric")
         if isinstance(rubric, str) and rubric:
             read[f"--option {metric}.rubric"] = rubric
+    verdicts = cache_path(settings.cache)
+    if verdicts is not None:
+        read["the verdict cache"] = str(verdicts)
     return {**read, **model_store.files_a_run_reads(settings.model)}
 
 
