@@ -333,7 +333,10 @@ def test_the_command_pins_blas_to_one_thread_before_numpy_loads_unless_the_user_
 
 
 def test_a_missing_embedding_model_and_a_refused_resume_are_found_before_the_judge_loads(write_jsonl, tmp_path, monkeypatch):
+    from localeval.models.embedding import load_embedder
+
     monkeypatch.setenv(models.HOME_ENV, str(tmp_path / "empty-store"))
+    load_embedder.cache_clear()  # loaded once per process: an earlier test in this process may have loaded it from the real store
     absent = tmp_path / "absent.gguf"  # loading it would fail: a message about it means the judge came first
     data = write_jsonl([STATEMENT])
     missing = run_score(data, "-m", "answer_relevancy", "--model", absent)
