@@ -187,8 +187,18 @@ def _out_of_memory(error: BaseException) -> bool:
             return True
         if any(words in str(seen).lower() for words in MEMORY_WORDS):
             return True
+        if isinstance(seen, SystemError) and "without exception set" in str(seen) and _memory_is_limited():
+            return True  # a C extension whose allocation failed under the limit, without setting MemoryError
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _memory_is_limited() -> bool:
+    """Whether this process runs under an address-space or data limit (`ulimit -v`, `-d`): only
+    then is a C extension's bare error return read as memory, never as a bug's symptom elsewhere."""
+    import resource
+
+    return any(resource.getrlimit(limit)[0] != resource.RLIM_INFINITY for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
 
 
 def _internal(error: BaseException) -> click.exceptions.Exit:
