@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -123,21 +122,28 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, write_jsonl, tmp_path,
     args = ["score", str(data), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path), "--n-ctx", "2048", "--threads", str(THREADS), "--no-timing", "-q"]
     assert subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(local)], capture_output=True).returncode == 0
     killed: list[int] = []
+    finished = threading.Event()
 
     def kill_a_worker() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and (not distributed.exists() or distributed.read_text().count("\n") < 3):
-            time.sleep(0.2)
-        # Ray titles an actor's process after its class.
-        found = subprocess.run(["pgrep", "-f", "ray::_Worker"], capture_output=True, text=True).stdout.split()
-        if found:
-            os.kill(int(found[0]), signal.SIGKILL)
-            killed.append(int(found[0]))
+        # Mid-run means while an actor is scoring a batch: Ray titles its process
+        # "ray::_Worker.score" then (and "ray::_Worker" between batches), so the kill lands
+        # inside a batch however fast or loaded the machine is. Waiting for written lines
+        # instead missed the run on a fast machine.
+        while not finished.is_set():
+            found = subprocess.run(["pgrep", "-f", "ray::_Worker.score"], capture_output=True, text=True).stdout.split()
+            if found:
+                os.kill(int(found[0]), signal.SIGKILL)
+                killed.append(int(found[0]))
+                return
+            finished.wait(0.02)
 
     killer = threading.Thread(target=kill_a_worker)
     killer.start()
-    completed = subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(distributed), "--ray", cluster], capture_output=True, text=True, timeout=600)
-    killer.join()
+    try:
+        completed = subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(distributed), "--ray", cluster], capture_output=True, text=True, timeout=600)
+    finally:
+        finished.set()
+        killer.join()
     assert killed, "no worker was killed: the test proves nothing"
     assert completed.returncode == 0, completed.stderr
     assert rows_of(distributed) == rows_of(local)
