@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.judge.spec import SPEED_KEY
 from localeval.judge.usage import Usage
 from localeval.judge.verdict_store import VerdictStore
+from localeval.judge.wrapper import WrappedJudge
 
 if TYPE_CHECKING:  # the package loads its backends, which load this module: names for the types only
     from localeval.judge import Judge, Message, T
@@ -262,14 +263,14 @@ def cached(stand_in: JudgeStandIn, path: Path | None) -> Judge:
     return CachedJudge(stand_in, VerdictStore(path))
 
 
-class CacheCounter:
+class CacheCounter(WrappedJudge):
     """A judge as one metric sees it for one sample, counting the answers that came from the
     verdict cache and the judge seconds they saved (the runner puts both with the sample's
     timing). An answer another metric already had this batch (SharedVerdicts) is not counted:
     it is that metric's."""
 
     def __init__(self, judge: Judge) -> None:
-        self._judge = judge
+        super().__init__(judge)
         self.hits = 0
         self.saved_seconds = 0.0
         self._lock = threading.Lock()
@@ -289,24 +290,3 @@ class CacheCounter:
         answer, usage = self._judge.ask(messages, schema, max_tokens)
         self._count(usage)
         return answer, usage
-
-    def count_tokens(self, text: str) -> int:
-        return self._judge.count_tokens(text)
-
-    @property
-    def context_size(self) -> int:
-        return self._judge.context_size
-
-    @property
-    def calibration(self) -> Mapping[str, Mapping[str, Any]]:
-        return self._judge.calibration
-
-    @property
-    def concurrency(self) -> int:
-        return max(1, int(getattr(self._judge, "concurrency", 1)))
-
-    def describe(self) -> dict[str, Any]:
-        return self._judge.describe()
-
-    def close(self) -> None:
-        """The judge belongs to the run: it is not closed here."""

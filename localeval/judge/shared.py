@@ -15,22 +15,23 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from localeval.judge import Judge, Message, T, Usage
+from localeval.judge.wrapper import WrappedJudge
 
 
 def _key(kind: str, messages: list[Message], extra: Any) -> str:
     return json.dumps([kind, messages, extra], ensure_ascii=False)
 
 
-class SharedVerdicts:
+class SharedVerdicts(WrappedJudge):
     """A Judge that answers a prompt it has answered before from memory (see the module docstring)."""
 
     def __init__(self, judge: Judge) -> None:
-        self._judge = judge
+        super().__init__(judge)
         self._answers: dict[str, tuple[Any, Usage]] = {}
         self._lock = threading.Lock()  # a server judge scores a batch's samples on several threads
 
@@ -60,24 +61,3 @@ class SharedVerdicts:
         answer, usage = self._judge.ask(messages, schema, max_tokens)
         self._keep(key, answer.model_dump(), usage)
         return answer, usage
-
-    def count_tokens(self, text: str) -> int:
-        return self._judge.count_tokens(text)
-
-    @property
-    def context_size(self) -> int:
-        return self._judge.context_size
-
-    @property
-    def calibration(self) -> Mapping[str, Mapping[str, Any]]:
-        return self._judge.calibration
-
-    @property
-    def concurrency(self) -> int:
-        return max(1, int(getattr(self._judge, "concurrency", 1)))
-
-    def describe(self) -> dict[str, Any]:
-        return self._judge.describe()
-
-    def close(self) -> None:
-        """The wrapped judge belongs to whoever passed it in: it is not closed here."""
