@@ -78,25 +78,37 @@ class ThresholdGate:
         return {"threshold": self.minimum, "passed": self.passed, "failed": self.failed, "pass_rate": self.pass_rate}
 
 
-@dataclass(frozen=True)
-class MeanGate:
-    """What a --min-mean gate read: the mode `on`, the number `value` (None when there is none),
-    its name in the summary `figure` (`mean`, `ci95_low`, `ppi_ci95_high`...), whether it holds,
-    and why not when the number alone does not say (no interval, too few samples or labels,
-    unscored samples); the reason is also there on a gate met by a small sample's benefit of the doubt."""
+@dataclass(frozen=True, kw_only=True)
+class GateReading:
+    """What a gate on one figure of a summary read: the mode `on`, the number `value` (None when
+    there is none), its name in the summary `figure`, whether it holds, and why not when the number
+    alone does not say. A --min-mean and a --max-drop gate differ only in their bound and in the
+    JSON names of their bound and verdict, so the rest is read and written here once."""
 
-    minimum: float
     on: GateOn
     figure: str
     value: float | None
     ok: bool
     reason: str | None
 
-    def to_json_dict(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"min_mean": self.minimum, "min_mean_on": self.on, "gated_figure": self.figure, "gated_value": self.value, "mean_ok": self.ok}
+    def _json_with(self, bound: dict[str, Any], ok_key: str) -> dict[str, Any]:
+        """`bound` (the gate's own names for its bound and mode), then what it read and its verdict."""
+        found: dict[str, Any] = {**bound, "gated_figure": self.figure, "gated_value": self.value, ok_key: self.ok}
         if self.reason is not None:
             found["gate_reason"] = self.reason
         return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeanGate(GateReading):
+    """What a --min-mean gate read (GateReading): its `figure` is `mean`, `ci95_low`,
+    `ppi_ci95_high`..., and its reason tells no interval, too few samples or labels, unscored
+    samples; the reason is also there on a gate met by a small sample's benefit of the doubt."""
+
+    minimum: float
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self._json_with({"min_mean": self.minimum, "min_mean_on": self.on}, "mean_ok")
 
 
 def mean_gate(
@@ -127,32 +139,23 @@ def mean_gate(
         reason = "nothing was scored"
     if errors:
         reason = f"{errors} of {count} samples could not be scored, and an unscored sample fails a gate"
-    return MeanGate(minimum, on, figure, value, value is not None and value >= minimum and not errors, reason)
+    return MeanGate(minimum=minimum, on=on, figure=figure, value=value, ok=value is not None and value >= minimum and not errors, reason=reason)
 
 
 # What each mode of a --max-drop gate reads on a paired difference (compare's JSON and JUnit names).
 _DROP_FIGURES = {"mean": "difference", "fail-if-confidently-below": "ci95_high", "pass-if-confidently-above": "ci95_low"}
 
 
-@dataclass(frozen=True)
-class DropGate:
+@dataclass(frozen=True, kw_only=True)
+class DropGate(GateReading):
     """A `compare --max-drop` verdict: the candidate may cost at most `max_drop` of the metric's
-    mean. Read like a --min-mean gate whose minimum is -max_drop on the paired difference: the
-    mode `on`, the figure it read and its value, whether it holds and why not when the number
-    alone does not say."""
+    mean. Read like a --min-mean gate whose minimum is -max_drop on the paired difference
+    (GateReading)."""
 
     max_drop: float
-    on: GateOn
-    figure: str
-    value: float | None
-    ok: bool
-    reason: str | None
 
     def to_json_dict(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"max_drop": self.max_drop, "max_drop_on": self.on, "gated_figure": self.figure, "gated_value": self.value, "ok": self.ok}
-        if self.reason is not None:
-            found["gate_reason"] = self.reason
-        return found
+        return self._json_with({"max_drop": self.max_drop, "max_drop_on": self.on}, "ok")
 
 
 def drop_gate(on: GateOn, max_drop: float, *, paired: int, mean: float | None, interval: tuple[float, float] | None, uncompared: int) -> DropGate:
@@ -175,4 +178,4 @@ def drop_gate(on: GateOn, max_drop: float, *, paired: int, mean: float | None, i
         reason = "no sample was scored in both runs"
     if uncompared:
         reason = f"{uncompared} sample(s) could not be compared (in one run only, an error, or undefined in one run), and a sample not compared fails a gate"
-    return DropGate(max_drop, on, figure, value, value is not None and value >= -max_drop - 1e-12 and not uncompared, reason)
+    return DropGate(max_drop=max_drop, on=on, figure=figure, value=value, ok=value is not None and value >= -max_drop - 1e-12 and not uncompared, reason=reason)
