@@ -103,28 +103,32 @@ def comparison_text(comparison: Comparison) -> str:
         if m.gate is not None:
             lines.append(plain(gate_words(name, m.gate)))
     lines += [plain(line) for line in unpaired_summary(comparison)]
-    moved = [line for name, m in comparison.metrics.items() for line in _mover_lines(name, m)]
+    moved = mover_tables(comparison)
     if moved:
-        lines += ["", *moved]
+        lines.append("")
+    for name, label, movers in moved:
+        lines.append(plain(f"{name}, {label}:"))
+        for mover in movers:
+            lines.append(plain(f"  id {mover.id!r} (line {mover.base_line}): {number(mover.base)} -> {number(mover.candidate)}"))
+            lines += [plain(f"    {change}") for change in mover.changes]
     if comparison.gated:
         lines.append("gates refused" if comparison.gate_refusal else "gates " + ("met" if comparison.gates_hold else "NOT met"))
     return "\n".join(lines)
 
 
-def _mover_lines(name: str, m: MetricComparison) -> list[str]:
-    lines = []
-    for label, movers in (("worsened most", m.worsened), ("improved most", m.improved)):
-        if movers:
-            lines.append(plain(f"{name}, {label}:"))
-            for mover in movers:
-                lines.append(plain(f"  id {mover.id!r} (line {mover.base_line}): {number(mover.base)} -> {number(mover.candidate)}"))
-                lines += [plain(f"    {change}") for change in mover.changes]
-    return lines
+def mover_tables(comparison: Comparison) -> list[tuple[str, str, Sequence[Mover]]]:
+    """The samples that moved most, as (metric, "worsened most" or "improved most", samples): each
+    metric's worsened first, nothing for a side where none moved. One list for every format, so the
+    terminal, Markdown and HTML reports show the same samples under the same headings in one order."""
+    return [
+        (name, label, movers)
+        for name, m in comparison.metrics.items()
+        for label, movers in (("worsened most", m.worsened), ("improved most", m.improved))
+        if movers
+    ]
 
 
 def _markdown_movers(out: IO[str], name: str, label: str, movers: Sequence[Mover]) -> None:
-    if not movers:
-        return
     out.write(f"\n#### {markdown_cell(name)}: {label}\n\n| id | line | base | candidate | what changed |\n|---|---|---|---|---|\n")
     for mover in movers:
         changes = "<br>".join(markdown_cell(change, 400) for change in mover.changes) or "no change recorded in the details"
@@ -155,11 +159,11 @@ def write_comparison_markdown(out: IO[str], comparison: Comparison) -> None:
             out.write(f"| {markdown_cell(u.id)} | {u.line} | {u.side} | {markdown_cell(u.why)} |\n")
         if len(comparison.unpaired) > MAX_UNPAIRED_LISTED:
             out.write(f"\n... and {len(comparison.unpaired) - MAX_UNPAIRED_LISTED} more (`--json` lists them all).\n")
-    if any(m.worsened or m.improved for m in comparison.metrics.values()):
+    moved = mover_tables(comparison)
+    if moved:
         out.write("\n### What moved\n")
-        for name, m in comparison.metrics.items():
-            _markdown_movers(out, name, "worsened most", m.worsened)
-            _markdown_movers(out, name, "improved most", m.improved)
+    for name, label, movers in moved:
+        _markdown_movers(out, name, label, movers)
 
 
 def write_comparison_junit(out: IO[str], comparison: Comparison) -> None:

@@ -13,7 +13,7 @@ from typing import IO
 from localeval.comparison.compare import Comparison
 from localeval.comparison.movers import Mover
 from localeval.reports import number
-from localeval.reports.comparison import MAX_UNPAIRED_LISTED, difference_interval, gate_words, metric_notes, preamble, signed
+from localeval.reports.comparison import MAX_UNPAIRED_LISTED, difference_interval, gate_words, metric_notes, mover_tables, preamble, signed
 from localeval.reports.escaping import html_text
 from localeval.reports.html import STYLE
 
@@ -22,8 +22,6 @@ EXTRA_STYLE = ".better{color:#1a7f37}"
 
 
 def _movers(out: IO[str], name: str, label: str, movers: Sequence[Mover]) -> None:
-    if not movers:
-        return
     out.write(f"<h3>{html_text(name)}: {label}</h3><table><thead><tr><th>id</th><th>line</th><th>base</th><th>candidate</th><th>what changed</th></tr></thead><tbody>\n")
     for mover in movers:
         changes = "".join(f"<li>{html_text(change, 1000)}</li>" for change in mover.changes) or "<li>no change recorded in the details</li>"
@@ -65,9 +63,9 @@ def write_comparison_html(out: IO[str], comparison: Comparison, title: str = "lo
         out.write("</tbody></table>\n")
         if len(comparison.unpaired) > MAX_UNPAIRED_LISTED:
             out.write(f"<p>... and {len(comparison.unpaired) - MAX_UNPAIRED_LISTED} more: <code>localeval compare --json</code> lists them all.</p>\n")
-    if any(m.worsened or m.improved for m in comparison.metrics.values()):
+    moved = mover_tables(comparison)
+    if moved:
         out.write("<h2>What moved</h2>\n")
-        for name, m in comparison.metrics.items():
-            _movers(out, name, "worsened most", m.worsened)
-            _movers(out, name, "improved most", m.improved)
+    for name, label, movers in moved:
+        _movers(out, name, label, movers)
     out.write("</body></html>\n")
