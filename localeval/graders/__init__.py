@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from localeval.calibration.combination import LogisticModel
+from localeval.data.text import split_sentences
 from localeval.graders.evidence import StatementEvidence
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
@@ -143,3 +144,12 @@ class Grader:
         """Whether each context is useful for arriving at `answer` (named `answer_name` in an
         error); None for a context without a sentence (not useful, nothing asked)."""
         raise NotImplementedError
+
+    def each_context(self, contexts: Sequence[str], usefulness: Callable[[list[str]], Usefulness]) -> list[Usefulness | None]:
+        """`usefulness` of each context's sentences, and None for a context without one: the rule
+        of `useful` kept here once, so that no grader asks about a context with nothing to read."""
+        answers: list[Usefulness | None] = []
+        for context in contexts:
+            sentences = split_sentences(context, self.language)
+            answers.append(usefulness(sentences) if sentences else None)
+        return answers

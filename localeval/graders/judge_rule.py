@@ -29,7 +29,6 @@ import math
 from collections.abc import Mapping, Sequence
 
 from localeval.calibration.combination import LogisticModel
-from localeval.data.text import split_sentences
 from localeval.errors import JudgeError
 from localeval.graders import Grader, Needs, Support, Unit, Usefulness
 from localeval.graders.evidence import StatementEvidence, statement_evidence
@@ -152,16 +151,13 @@ class JudgeRule(Grader):
         budget = judge.context_size - USEFULNESS_OVERHEAD - rubric_tokens(judge, self.rubric) - judge.count_tokens(question) - judge.count_tokens(answer)
         if budget <= 0:
             raise JudgeError(f"the instructions, question and {answer_name} leave no room for a context in the model's window of {judge.context_size} tokens; raise --n-ctx")
-        answers: list[Usefulness | None] = []
-        for context in contexts:
-            sentences = split_sentences(context, self.language)
-            if not sentences:
-                answers.append(None)
-                continue
+
+        def usefulness(sentences: list[str]) -> Usefulness:
             best = -math.inf
             for piece in chunk_sentences(sentences, judge.count_tokens, budget, budget):
                 value, usage = yes_log_odds(judge, usefulness_messages(" ".join(sentences[i] for i in piece), question, answer, self.rubric))
                 tally.add(usage)
                 best = max(best, value)
-            answers.append(Usefulness(self.calibration.probability({"judge": best}), {"judge_log_odds": best}))
-        return answers
+            return Usefulness(self.calibration.probability({"judge": best}), {"judge_log_odds": best})
+
+        return self.each_context(contexts, usefulness)

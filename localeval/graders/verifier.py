@@ -270,15 +270,12 @@ class VerifierGrader(Grader):
         verifier = load_verifier()
         calibration = verifier.calibration["attribution"]
         statements = split_sentences(answer, self.language)
-        answers: list[Usefulness | None] = []
-        for context in contexts:
-            sentences = split_sentences(context, self.language)
-            if not sentences:
-                answers.append(None)
-                continue
+
+        def usefulness(sentences: list[str]) -> Usefulness:
             reads = verified_windows(verifier, statements, sentences, self.language)
             logit = max(read.logit for read in reads)
             # context_recall's verdict: a statement the context states word for word is supported by it
             probability = 1.0 if any(read.verbatim for read in reads) else calibration.probability(logit)
-            answers.append(Usefulness(probability, {"verifier": logit}))
-        return answers
+            return Usefulness(probability, {"verifier": logit})
+
+        return self.each_context(contexts, usefulness)
