@@ -35,7 +35,7 @@ from localeval.metrics.base import MAX_ITEMS, Score, shorten
 from localeval.metrics.factual_correctness import BetaOption, FactualCorrectness, FactualParams, fbeta_score
 from localeval.metrics.judging import JudgeMetric
 from localeval.metrics.recall import RecallParams, StatementVerdict
-from localeval.metrics.semantic_similarity import embedded_text, pair_cosines
+from localeval.metrics.semantic_similarity import embedded_text, pair_cosines, with_embedding_model
 
 DEFAULT_WEIGHTS = (0.75, 0.25)  # ragas' factuality and similarity weights
 
@@ -104,11 +104,7 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
         """The options, the grader's record, and the embedding model's SHA-256 where the similarity
         counts (loaded here, so a missing model stops a run before its first sample)."""
         described = super().describe_params()
-        if self.params.weights[1]:
-            from localeval.models.embedding import load_embedder
-
-            described["embedding_model"] = load_embedder().describe()
-        return described
+        return with_embedding_model(described) if self.params.weights[1] else described
 
     def _factual(self) -> FactualCorrectness:
         """factual_correctness in f1 mode with these statement options: the very prompts it asks."""

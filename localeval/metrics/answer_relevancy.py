@@ -38,6 +38,7 @@ from localeval.judge import Judge
 from localeval.judge.prompts import questions_messages
 from localeval.judge.reading import UsageTally
 from localeval.metrics.base import Metric, Score, shorten
+from localeval.metrics.semantic_similarity import with_embedding_model
 
 QUESTION_CHARS = 150  # a generated question is cut off by the grammar here
 REASON_CHARS = 150
@@ -136,11 +137,8 @@ class AnswerRelevancy(Metric[AnswerRelevancyParams]):
     Details = RelevancyDetails
 
     def describe_params(self) -> dict[str, Any]:
-        """The options, and the embedding model's SHA-256 (loaded here, so a missing model stops a
-        run before its first sample)."""
-        from localeval.models.embedding import load_embedder
-
-        return {**super().describe_params(), "embedding_model": load_embedder().describe()}
+        """The options, and the embedding model (a missing one stops the run before its first sample)."""
+        return with_embedding_model(super().describe_params())
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         return [self._score(sample, judge) for sample in samples]

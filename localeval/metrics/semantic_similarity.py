@@ -67,6 +67,15 @@ def pair_cosines(left: Sequence[str], right: Sequence[str]) -> list[float]:
     return [min(1.0, max(-1.0, float(v))) for v in np.einsum("ij,ij->i", first, second) / norms]
 
 
+def with_embedding_model(described: dict[str, Any]) -> dict[str, Any]:
+    """A metric's `describe_params` with the embedding model's SHA-256 (the model loaded here, so a
+    missing one stops a run before its first sample): every metric that reads embeddings records
+    which model it read, under one name."""
+    from localeval.models.embedding import load_embedder
+
+    return {**described, "embedding_model": load_embedder().describe()}
+
+
 class SemanticSimilarity(Metric[SimilarityParams]):
     name = "semantic_similarity"
     description = "Cosine similarity of the response's and the reference's embeddings (all-MiniLM-L6-v2, in numpy; no judge); 0/1 with a threshold."
@@ -76,11 +85,8 @@ class SemanticSimilarity(Metric[SimilarityParams]):
     Details = SimilarityDetails
 
     def describe_params(self) -> dict[str, Any]:
-        """The options, and the embedding model's SHA-256 (loaded here, so a missing model stops a
-        run before its first sample)."""
-        from localeval.models.embedding import load_embedder
-
-        return {**super().describe_params(), "embedding_model": load_embedder().describe()}
+        """The options, and the embedding model (a missing one stops the run before its first sample)."""
+        return with_embedding_model(super().describe_params())
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         cosines = pair_cosines([embedded_text(s.response) for s in samples], [embedded_text(s.reference) for s in samples])
