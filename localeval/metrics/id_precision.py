@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from localeval.data.samples import ContextId, Sample
 from localeval.judge import Judge
-from localeval.metrics.base import Metric, NoParams, Score, shorten
-from localeval.metrics.id_recall import MAX_IDS, distinct_ids
+from localeval.metrics.base import Metric, NoParams, Score
+from localeval.metrics.id_recall import ids_among, listed_ids
 
 
 class IdPrecisionDetails(BaseModel):
@@ -27,13 +27,10 @@ class IdPrecisionDetails(BaseModel):
 
 def id_precision(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[ContextId]) -> Score:
     """Score one pair of id lists; NaN when nothing was retrieved."""
-    retrieved = distinct_ids(retrieved_ids)
-    if not retrieved:
+    relevant, not_relevant = ids_among(retrieved_ids, reference_ids)
+    if not relevant and not not_relevant:
         return Score(value=float("nan"), details={"relevant": [], "not_relevant": []})
-    reference = set(distinct_ids(reference_ids))
-    relevant = [i for i in retrieved if i in reference]
-    not_relevant = [i for i in retrieved if i not in reference]
-    return Score(value=len(relevant) / len(retrieved), details={"relevant": relevant, "not_relevant": not_relevant})
+    return Score(value=len(relevant) / (len(relevant) + len(not_relevant)), details={"relevant": relevant, "not_relevant": not_relevant})
 
 
 class IdContextPrecision(Metric[NoParams]):
@@ -51,6 +48,4 @@ class IdContextPrecision(Metric[NoParams]):
             return "no retrieved ids"
         if not details.not_relevant:
             return "every retrieved id is a reference id"
-        listed = ", ".join(shorten(i, 40) for i in details.not_relevant[:MAX_IDS])
-        more = f" and {len(details.not_relevant) - MAX_IDS} more" if len(details.not_relevant) > MAX_IDS else ""
-        return f"{len(details.not_relevant)} of {len(details.relevant) + len(details.not_relevant)} retrieved ids not among the reference ids: {listed}{more}"
+        return f"{len(details.not_relevant)} of {len(details.relevant) + len(details.not_relevant)} retrieved ids not among the reference ids: {listed_ids(details.not_relevant)}"

@@ -29,15 +29,27 @@ def distinct_ids(ids: Sequence[ContextId]) -> list[str]:
     return list(dict.fromkeys(map(str, ids)))
 
 
+def ids_among(counted: Sequence[ContextId], others: Sequence[ContextId]) -> tuple[list[str], list[str]]:
+    """The distinct ids of `counted` (distinct_ids) that are among `others` and those that are not,
+    in their first order: what both id metrics count, recall the reference's and precision the
+    retrieved ones."""
+    pool = set(map(str, others))
+    ids = distinct_ids(counted)
+    return [i for i in ids if i in pool], [i for i in ids if i not in pool]
+
+
+def listed_ids(ids: Sequence[str]) -> str:
+    """Ids for an explanation: the first MAX_IDS, shortened, and how many more."""
+    listed = ", ".join(shorten(i, 40) for i in ids[:MAX_IDS])
+    return listed + (f" and {len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else "")
+
+
 def id_recall(retrieved_ids: Sequence[ContextId], reference_ids: Sequence[ContextId]) -> Score:
     """Score one pair of id lists; NaN when there are no reference ids."""
-    reference = distinct_ids(reference_ids)
-    if not reference:
+    found, missing = ids_among(reference_ids, retrieved_ids)
+    if not found and not missing:
         return Score(value=float("nan"), details={"found": [], "missing": []})
-    retrieved = set(map(str, retrieved_ids))
-    found = [i for i in reference if i in retrieved]
-    missing = [i for i in reference if i not in retrieved]
-    return Score(value=len(found) / len(reference), details={"found": found, "missing": missing})
+    return Score(value=len(found) / (len(found) + len(missing)), details={"found": found, "missing": missing})
 
 
 class IdContextRecall(Metric[NoParams]):
@@ -55,6 +67,4 @@ class IdContextRecall(Metric[NoParams]):
             return "no reference ids"
         if not details.missing:
             return "all reference ids retrieved"
-        listed = ", ".join(shorten(i, 40) for i in details.missing[:MAX_IDS])
-        more = f" and {len(details.missing) - MAX_IDS} more" if len(details.missing) > MAX_IDS else ""
-        return f"missing ids: {listed}{more}"
+        return f"missing ids: {listed_ids(details.missing)}"
