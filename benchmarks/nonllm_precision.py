@@ -23,14 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import subprocess
-import sys
-import time
-from pathlib import Path
 
-from nonllm_recall import CACHE, ensure_ragas, generate, localeval_file, write_file
+from nonllm_recall import CACHE, ensure_ragas, generate, localeval_file, process_seconds, write_file
 
 from localeval.data.samples import Sample
 
@@ -97,17 +93,6 @@ def compare(theirs: list[float | None], ours: list[float]) -> tuple[int, float, 
     return differing, largest, exact
 
 
-def process_seconds(path: Path) -> float:
-    """Wall seconds of a whole `localeval score` process scoring both precision metrics, best of three."""
-    command = [sys.executable, "-m", "localeval", "score", str(path), "-m", "nonllm_context_precision", "-m", "id_context_precision", "-o", os.devnull, "-q"]
-    timings = []
-    for _ in range(3):
-        started = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        timings.append(time.perf_counter() - started)
-    return min(timings)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=20000)
@@ -129,7 +114,7 @@ def main() -> None:
         ours, our_s = localeval_file(path, metric, options)
         differing, largest, exact = compare(their_scores, ours)
         print(f"{label:<50} {n / their_s:16.0f} {n / our_s:20.0f} {their_s / our_s:6.1f}x {differing:10d} {largest:12.2e} {exact:14d}")
-    process_s = process_seconds(path)
+    process_s = process_seconds(path, ["nonllm_context_precision", "id_context_precision"])
     ragas_s = theirs["levenshtein"][1] + theirs["ids"][1]
     print(f"whole `localeval score -m nonllm_context_precision -m id_context_precision` process (start-up, imports, reading, both metrics, "
           f"writing; best of 3): {process_s:.3f} s; ragas' compute of both (its import excluded): {ragas_s:.3f} s; ratio {ragas_s / process_s:.1f}x")

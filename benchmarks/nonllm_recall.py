@@ -28,6 +28,7 @@ import string
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -180,15 +181,16 @@ def vs_ragas(samples: list[Sample]) -> None:
     print(f"localeval, parsed samples to scores (the metric alone): {in_memory:.3f} s; kernel / localeval = {bound / in_memory:.2f}")
     print(f"id_context_recall, parsed samples to scores: {n / time_metric('id_context_recall', {}, samples):.0f} samples/s "
           f"(from the file: {n / ours_ids_s:.0f}; reading and validating the lines is the difference)")
-    process_s = process_seconds(path)
+    process_s = process_seconds(path, ["nonllm_context_recall", "id_context_recall"])
     ragas_s = theirs["nonllm_s"] + theirs["ids_s"]
     print(f"whole `localeval score -m nonllm_context_recall -m id_context_recall` process (start-up, imports, reading, both metrics, "
           f"writing): {process_s:.3f} s; ragas' compute of both (its import excluded): {ragas_s:.3f} s; ratio {ragas_s / process_s:.1f}x")
 
 
-def process_seconds(path: Path) -> float:
-    """Wall seconds of a whole `localeval score` process scoring both non-LLM metrics, best of three."""
-    command = [sys.executable, "-m", "localeval", "score", str(path), "-m", "nonllm_context_recall", "-m", "id_context_recall", "-o", os.devnull, "-q"]
+def process_seconds(path: Path, metrics: Sequence[str]) -> float:
+    """Wall seconds of a whole `localeval score` process scoring `metrics` (the two recall ones
+    here, the two precision ones in nonllm_precision.py), best of three."""
+    command = [sys.executable, "-m", "localeval", "score", str(path), *[arg for name in metrics for arg in ("-m", name)], "-o", os.devnull, "-q"]
     timings = []
     for _ in range(3):
         started = time.perf_counter()
