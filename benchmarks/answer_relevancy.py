@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from judged_cases import add_judge_options, read
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "data" / "answer_relevancy_cases.jsonl"
 EXAMPLE = ROOT / "examples" / "rag_samples.jsonl"
@@ -33,18 +35,12 @@ RANKS = ("direct", "partial", "other_question", "evasive")
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", help="judge: a catalog name or GGUF path (default: the default judge)")
-    parser.add_argument("--threads", type=int, default=2, help="judge threads (default 2)")
-    parser.add_argument("--n-ctx", type=int, default=4096, help="judge context window (default 4096)")
+    add_judge_options(parser)
     parser.add_argument("--only", choices=("order", "cost"), help="run one part only")
     parser.add_argument("--cases", type=Path, default=CASES, help="hand-written cases (JSON Lines with group and kind)")
     parser.add_argument("--example", type=Path, default=EXAMPLE, help="the samples the cost is measured on")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     return parser.parse_args()
-
-
-def read(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def order(judge: Any, path: Path) -> dict[str, Any]:
