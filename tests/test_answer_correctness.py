@@ -9,19 +9,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
 
 import numpy as np
 import pytest
+from ragas_stand_ins import CERTAIN, embed_as, ragas_cosine, ragas_judge
 
 from localeval import evaluate
 from localeval.data.samples import Sample
 from localeval.errors import ConfigError
-from localeval.metrics import DEFAULT_METRICS, create_metric, recall
+from localeval.metrics import DEFAULT_METRICS, create_metric
 from localeval.metrics.answer_correctness import AnswerCorrectness
 from localeval.testing import ScriptedJudge, prompt_fields
-
-CERTAIN = {"attribution": {"intercept": 0.0, "weights": {f: 1.0 if f == "judge" else 0.0 for f in recall.FEATURES}}}
 
 # ragas' cases (tests/e2e/metrics_migration/test_answer_correctness_migration.py: sample_data and the
 # factual error cases; docs/concepts/metrics/available_metrics/answer_correctness.md: the super bowl
@@ -50,14 +48,6 @@ RAGAS_CASES: list[tuple[str, str, dict[str, int], dict[str, int]]] = [
 WEIGHTS = [[0.75, 0.25], [0.9, 0.1], [0.1, 0.9], [1.0, 0.0]]
 
 
-def ragas_similarity(reference: str, response: str) -> float:
-    """ragas' SemanticSimilarity: each text embedded alone (an empty one as " "), normalised, dotted."""
-    from localeval.models.embedding import load_embedder
-
-    first, second = (np.asarray(load_embedder().embed([text or " "])[0], dtype=np.float64) for text in (reference, response))
-    return float((first / np.linalg.norm(first)) @ (second / np.linalg.norm(second)))
-
-
 def ragas_score(response_verdicts: list[int], reference_verdicts: list[int], similarity: float, weights: list[float], beta: float = 1.0) -> float:
     """ragas 0.4.3's AnswerCorrectness._ascore on the classification: F-beta by ragas' fbeta_score
     (1.0 where neither text has a statement), 0 similarity for a weight of 0, np.average."""
@@ -71,26 +61,13 @@ def ragas_score(response_verdicts: list[int], reference_verdicts: list[int], sim
     return float(np.average([f1, similarity if weights[1] else 0.0], weights=weights))
 
 
-def ragas_judge(claims: dict[str, list[str]], verdicts: dict[str, int]) -> ScriptedJudge:
-    def answer(messages: list[dict[str, str]], schema: Any) -> dict[str, Any]:
-        decomposed = messages[-1]["content"].split("Answer: ", 1)[1].split("\n\nBreak the answer", 1)[0]
-        return {"claims": claims[decomposed]}
-
-    def verdict(messages: list[dict[str, str]]) -> float:
-        kind, fields = prompt_fields(messages)
-        assert kind == "attribution"
-        return float(verdicts[fields["statement"]])
-
-    return ScriptedJudge(verdict, answer, calibration=CERTAIN)
-
-
 @pytest.mark.parametrize("weights", WEIGHTS, ids=[str(w) for w in WEIGHTS])
 @pytest.mark.parametrize(("response", "reference", "response_claims", "reference_claims"), RAGAS_CASES, ids=[c[0][:30] for c in RAGAS_CASES])
 def test_ragas_cases_score_as_ragas_computes_them(response, reference, response_claims, reference_claims, weights, embedding_model):
     judge = ragas_judge({response: list(response_claims), reference: list(reference_claims)}, {**response_claims, **reference_claims})
     metric = create_metric("answer_correctness", {"statements": "claims", "grader": "judge", "weights": weights})
     score = metric.score_batch([Sample(response=response, reference=reference)], judge)[0]
-    expected = ragas_score(list(response_claims.values()), list(reference_claims.values()), ragas_similarity(reference, response), weights)
+    expected = ragas_score(list(response_claims.values()), list(reference_claims.values()), ragas_cosine(reference, response), weights)
     assert score.value == pytest.approx(expected, abs=1e-6)
     assert (score.details["tp"], score.details["fp"]) == (sum(response_claims.values()), len(response_claims) - sum(response_claims.values()))
     assert ("similarity" in score.details) == bool(weights[1])
@@ -100,14 +77,7 @@ def test_the_arithmetic_and_the_empty_cases(monkeypatch):
     """Known vectors: cosine 24/25 between the texts. F1 of TP 1, FP 1, FN 1 is 0.5: 0.75 * 0.5 +
     0.25 * 0.96 = 0.615. No statement on either side is F1 1 (ragas); a negative cosine counts 0."""
     vectors = {"Ann wrote it. Bob sang.": [3.0, 4.0], "Ann wrote it. Cy read.": [4.0, 3.0], " ": [1.0, 0.0], "Ann wrote it.": [-1.0, 0.0]}
-    calls = []
-
-    class Known:
-        def embed(self, texts: list[str]) -> np.ndarray:
-            calls.append(list(texts))
-            return np.array([vectors[text] for text in texts], dtype=np.float32)
-
-    monkeypatch.setattr("localeval.models.embedding.load_embedder", lambda: Known())
+    calls = embed_as(monkeypatch, vectors)
     judge = ScriptedJudge(lambda m: prompt_fields(m)[1]["statement"] in prompt_fields(m)[1]["document"], calibration=CERTAIN)
     metric = create_metric("answer_correctness", {"grader": "judge"})
     half, empty, opposite = metric.score_batch([

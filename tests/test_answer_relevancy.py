@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ragas_stand_ins import embed_as
 
 from localeval import evaluate
 from localeval.data.samples import Sample
@@ -100,12 +101,7 @@ def test_the_cosine_arithmetic_on_vectors_whose_cosines_are_known(monkeypatch):
     """Embeddings replaced by vectors of known cosines (not unit length, as ragas' formula allows):
     q = (3, 4, 0); (3, 4, 0) -> 1, (0, 0, 2) -> 0, (4, 3, 0) -> 24/25, (-3, -4, 0) -> -1."""
     vectors = {"q": [3.0, 4.0, 0.0], "same": [3.0, 4.0, 0.0], "orthogonal": [0.0, 0.0, 2.0], "near": [4.0, 3.0, 0.0], "opposite": [-3.0, -4.0, 0.0]}
-
-    class Known:
-        def embed(self, texts: list[str]) -> np.ndarray:
-            return np.array([vectors[text] for text in texts])
-
-    monkeypatch.setattr("localeval.models.embedding.load_embedder", lambda: Known())
+    embed_as(monkeypatch, vectors)
     sample = {"user_input": "q", "response": "an answer"}
     score = evaluate([sample], ["answer_relevancy"], judge=_script(["same", "orthogonal", "near"], 0)).results[0]
     assert score["scores"]["answer_relevancy"] == pytest.approx((1 + 0 + 0.96) / 3, abs=1e-12)

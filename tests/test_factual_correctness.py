@@ -9,20 +9,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
 
 import numpy as np
 import pytest
+from ragas_stand_ins import CERTAIN, ragas_judge
 
 from localeval import evaluate
 from localeval.data import text
 from localeval.data.samples import Sample
 from localeval.errors import ConfigError
-from localeval.metrics import DEFAULT_METRICS, create_metric, recall
+from localeval.metrics import DEFAULT_METRICS, create_metric
 from localeval.metrics.factual_correctness import FactualCorrectness, factual_score
 from localeval.testing import ScriptedJudge, prompt_fields
 
-CERTAIN = {"attribution": {"intercept": 0.0, "weights": {f: 1.0 if f == "judge" else 0.0 for f in recall.FEATURES}}}
 EINSTEIN_REFERENCE = "Albert Einstein was born in Ulm, Germany on March 14, 1879."
 
 # ragas' cases (tests/e2e/metrics_migration/test_factual_correctness_migration.py, and the example
@@ -86,21 +85,6 @@ def ragas_score(mode: str, response_verdicts: list[int], reference_verdicts: lis
         recall_ = 0 if tp + fn == 0 else tp / (tp + fn)
         score = 0.0 if precision == 0 and recall_ == 0 else (1 + beta**2) * precision * recall_ / (beta**2 * precision + recall_)
     return float(np.round(score, 2))
-
-
-def ragas_judge(claims: dict[str, list[str]], verdicts: dict[str, int]) -> ScriptedJudge:
-    """ragas' LLM: the claims of each text, and a verdict for each claim (by its text)."""
-
-    def answer(messages: list[dict[str, str]], schema: Any) -> dict[str, Any]:
-        decomposed = messages[-1]["content"].split("Answer: ", 1)[1].split("\n\nBreak the answer", 1)[0]
-        return {"claims": claims[decomposed]}
-
-    def verdict(messages: list[dict[str, str]]) -> float:
-        kind, fields = prompt_fields(messages)
-        assert kind == "attribution"
-        return float(verdicts[fields["statement"]])
-
-    return ScriptedJudge(verdict, answer, calibration=CERTAIN)
 
 
 @pytest.mark.parametrize("mode", ["f1", "precision", "recall"])

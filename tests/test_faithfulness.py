@@ -9,13 +9,13 @@ import math
 from typing import Any
 
 import pytest
+from ragas_stand_ins import CERTAIN
 
 from localeval import evaluate
 from localeval.data.samples import Sample
-from localeval.metrics import create_metric, recall
+from localeval.metrics import create_metric
 from localeval.testing import ScriptedJudge, prompt_fields
 
-CERTAIN = {"attribution": {"intercept": 0.0, "weights": {f: 1.0 if f == "judge" else 0.0 for f in recall.FEATURES}}}
 EINSTEIN = ["Albert Einstein (born 14 March 1879) was a German-born theoretical physicist, widely held to be one of the greatest and most influential scientists of all time."]
 
 # ragas' cases (tests/e2e/metrics_migration/test_faithfulness_migration.py and the worked example

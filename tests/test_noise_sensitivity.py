@@ -13,15 +13,14 @@ import sys
 
 import numpy as np
 import pytest
+from ragas_stand_ins import CERTAIN
 
 from localeval import evaluate
 from localeval.data.samples import Sample
 from localeval.errors import ConfigError
-from localeval.metrics import DEFAULT_METRICS, create_metric, recall
+from localeval.metrics import DEFAULT_METRICS, create_metric
 from localeval.metrics.noise_sensitivity import NoiseSensitivity, noise_score, sentence_contexts
 from localeval.testing import ScriptedJudge, prompt_fields
-
-CERTAIN = {"attribution": {"intercept": 0.0, "weights": {f: 1.0 if f == "judge" else 0.0 for f in recall.FEATURES}}}
 
 
 def ragas_compute_score(answers: dict[str, np.ndarray], mode: str) -> float:

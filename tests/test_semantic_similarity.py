@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
+from ragas_stand_ins import embed_as, ragas_cosine
 
 from localeval import evaluate
 from localeval.data.samples import Sample
@@ -37,13 +37,8 @@ RAGAS_CASES: list[tuple[str, str, float | None]] = [
 def ragas_score(reference: str, response: str, threshold: float | None) -> float:
     """ragas 0.4.3's SemanticSimilarity._ascore: each text embedded alone (an empty one as " "),
     normalised, their dot product, then `score >= threshold` when a threshold is set."""
-    from localeval.models.embedding import load_embedder
-
-    embedder = load_embedder()
-    first = np.asarray(embedder.embed([reference or " "])[0], dtype=np.float64)
-    second = np.asarray(embedder.embed([response or " "])[0], dtype=np.float64)
-    score = (first / np.linalg.norm(first)) @ (second / np.linalg.norm(second))
-    return float(score >= threshold) if threshold else float(score)
+    score = ragas_cosine(reference, response)
+    return float(score >= threshold) if threshold else score
 
 
 @pytest.mark.parametrize(("reference", "response", "threshold"), RAGAS_CASES, ids=[f"{c[1][:24]}-{c[2]}" for c in RAGAS_CASES])
@@ -67,14 +62,7 @@ def test_the_arithmetic_on_vectors_whose_cosines_are_known(monkeypatch):
     (0, 0, 2) -> 0, with (-3, -4, 0) -> -1, which scores 0 (ragas would report -1); " " is what an
     empty text is embedded as. One embedding call for the whole batch."""
     vectors = {"a": [3.0, 4.0, 0.0], "near": [4.0, 3.0, 0.0], "orthogonal": [0.0, 0.0, 2.0], "opposite": [-3.0, -4.0, 0.0], " ": [3.0, 4.0, 0.0]}
-    calls = []
-
-    class Known:
-        def embed(self, texts: list[str]) -> np.ndarray:
-            calls.append(list(texts))
-            return np.array([vectors[text] for text in texts], dtype=np.float32)
-
-    monkeypatch.setattr("localeval.models.embedding.load_embedder", lambda: Known())
+    calls = embed_as(monkeypatch, vectors)
     metric = create_metric("semantic_similarity")
     samples = [Sample(response=r, reference="a") for r in ("near", "orthogonal", "opposite", "")]
     scores = metric.score_batch(samples, None)
