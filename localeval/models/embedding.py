@@ -92,19 +92,23 @@ class Embedder:
         return [self.tokenizer.cls, *self.tokenizer.encode(text)[: MAX_TOKENS - 2], self.tokenizer.sep]
 
     def embed(self, texts: Sequence[str]) -> Any:
-        """An array of one L2-normalised float32 row per text (mean pooling over its tokens)."""
+        """An array of one L2-normalised float32 row per text (mean pooling over its tokens), the
+        texts forwarded in length-sorted batches on the process's cores (verifier.batches)."""
         import numpy as np
 
-        inputs = [self.tokens(text) for text in texts]
-        out = np.zeros((len(inputs), self.encoder.word.shape[1]), dtype=np.float32)
-        order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
-        for start in range(0, len(order), BATCH):
-            part = order[start : start + BATCH]
-            hidden, mask = self.encoder.hidden_states([inputs[i] for i in part])
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
-            out[part] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return out
+        from localeval.verifier.batches import forward_sorted
+
+        rows = forward_sorted([self.tokens(text) for text in texts], BATCH, self._pooled)
+        return np.array(rows, dtype=np.float32).reshape(len(texts), self.encoder.word.shape[1])
+
+    def _pooled(self, batch: list[Sequence[int]]) -> Any:
+        """One batch's embeddings: the mean of each input's real tokens' last hidden states, unit length."""
+        import numpy as np
+
+        hidden, mask = self.encoder.hidden_states(batch)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
 @lru_cache(maxsize=1)

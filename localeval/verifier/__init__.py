@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from localeval.errors import ConfigError
+from localeval.verifier.batches import forward_sorted
 from localeval.verifier.pairs import TASKS, pack
 from localeval.verifier.wordpiece import WordPiece
 
@@ -104,13 +105,8 @@ class Verifier:
         column = TASKS.index(task)
         encode = encode or self.caching_encode()
         inputs = [pack(self.tokenizer, a, b, c, self.max_tokens[task], encode) for a, b, c in pairs]
-        order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
-        values = [0.0] * len(inputs)
-        for start in range(0, len(order), BATCH):
-            part = order[start : start + BATCH]
-            for i, row in zip(part, self.encoder.logits([inputs[i] for i in part], task)):
-                values[i] = float(row[column])
-        return values
+        rows = forward_sorted(inputs, BATCH, lambda batch: self.encoder.logits(batch, task)[:, column])
+        return [float(value) for value in rows]
 
 
 def shipped_path() -> Path:

@@ -1,0 +1,68 @@
+"""The encoder's inputs in length-sorted batches, forwarded on every core the process may use.
+
+The verifier and the embedding model both cut their inputs this way: sorted by length (so a
+batch's padding stays small), then every `size` inputs. Which inputs share a batch depends on the
+inputs alone, never on the number of threads, so a machine with more cores computes the same
+numbers.
+
+Why threads of our own: the localeval command pins numpy's BLAS to one thread (localeval.entry
+says why: OpenBLAS's own threads spin, and a busy machine runs ten times slower), so a forward
+pass runs on one core. Batches are independent and numpy releases the GIL in its matrix products
+and ufuncs, so plain threads, each forwarding whole batches, use the other cores without BLAS's
+spinning, and the element-wise steps (GELU, softmax, layer norm) run in parallel too, which BLAS's
+threads never do. Where BLAS is not pinned to one thread (the Python API in a program that left
+it alone), BLAS already spreads each product over the cores and one thread forwards the batches.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+MAX_WORKERS = 8
+BLAS_THREAD_SETTINGS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def _setting(name: str) -> int | None:
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def worker_count() -> int:
+    """Threads to forward batches on: the cores this process may run on (its CPU affinity, which
+    containers and `taskset` set), at most MAX_WORKERS, and one where BLAS is not pinned to a single
+    thread. OMP_NUM_THREADS, which Ray sets to an actor's CPUs and users set to bound a process,
+    caps it."""
+    blas = [_setting(name) for name in BLAS_THREAD_SETTINGS[:2]]
+    if not any(value == 1 for value in blas):
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cap = _setting("OMP_NUM_THREADS") or MAX_WORKERS
+    return max(1, min(cores, cap, MAX_WORKERS))
+
+
+def forward_sorted(inputs: Sequence[Sequence[int]], size: int, forward: Callable[[list[Sequence[int]]], Iterable[Any]]) -> list[Any]:
+    """`forward`'s row for each input, in input order: the inputs sorted by (length, position), cut
+    every `size`, each batch forwarded once, the batches spread over worker_count() threads."""
+    order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
+    batches = [order[start : start + size] for start in range(0, len(order), size)]
+
+    def run(batch: list[int]) -> Iterable[Any]:
+        return forward([inputs[i] for i in batch])
+
+    workers = min(worker_count(), len(batches))
+    if workers <= 1:
+        outputs: list[Iterable[Any]] = [run(batch) for batch in batches]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localeval-encoder") as pool:
+            outputs = list(pool.map(run, batches))
+    rows: list[Any] = [None] * len(inputs)
+    for batch, output in zip(batches, outputs):
+        for i, row in zip(batch, output):
+            rows[i] = row
+    return rows
