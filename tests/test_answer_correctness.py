@@ -73,6 +73,18 @@ def test_ragas_cases_score_as_ragas_computes_them(response, reference, response_
     assert ("similarity" in score.details) == bool(weights[1])
 
 
+@pytest.mark.parametrize("beta", [0.5, 2.0])
+def test_beta_weighs_recall_as_ragas_fbeta_score_does(beta):
+    """ragas' photosynthesis case: TP 1, FP 0, FN 2 (precision 1, recall 1/3): F1 0.5, F0.5 0.714, F2 0.385.
+    A weight of 0 on the similarity: nothing is embedded."""
+    response, reference, response_claims, reference_claims = RAGAS_CASES[5]
+    judge = ragas_judge({response: list(response_claims), reference: list(reference_claims)}, {**response_claims, **reference_claims})
+    metric = create_metric("answer_correctness", {"statements": "claims", "grader": "judge", "weights": [1.0, 0.0], "beta": beta})
+    score = metric.score_batch([Sample(response=response, reference=reference)], judge)[0]
+    expected = ragas_score(list(response_claims.values()), list(reference_claims.values()), 0.0, [1.0, 0.0], beta)
+    assert expected != pytest.approx(0.5) and score.value == pytest.approx(expected, abs=1e-9)
+
+
 def test_the_arithmetic_and_the_empty_cases(monkeypatch):
     """Known vectors: cosine 24/25 between the texts. F1 of TP 1, FP 1, FN 1 is 0.5: 0.75 * 0.5 +
     0.25 * 0.96 = 0.615. No statement on either side is F1 1 (ragas); a negative cosine counts 0."""

