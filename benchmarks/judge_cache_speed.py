@@ -12,6 +12,11 @@ which are. All eight default metrics unless `-m` narrows them.
 
     python benchmarks/judge_cache_speed.py                       # the README example, default judge
     python benchmarks/judge_cache_speed.py --model smollm2-135m --n-ctx 2048
+    python benchmarks/judge_cache_speed.py --claims 100 -m faithfulness -m context_recall
+
+--claims N scores N claims of shared/data's attribution_dev.jsonl (evenly spaced, as every
+benchmark reads them: labelled_rows.read), each as a sample whose response and reference are the
+claim and whose one retrieved context is its document: dev rows, never a fit's.
 """
 
 from __future__ import annotations
@@ -65,6 +70,17 @@ def changed_input(source: Path, target: Path, share: float, seed: int = 0) -> in
     return count
 
 
+def claims_input(count: int, target: Path) -> None:
+    """`count` dev claims written as samples (see the module's docstring)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from labelled_rows import read
+
+    rows = read("attribution_dev.jsonl", count)
+    samples = [{"id": row["id"], "user_input": "What does the document say?", "response": row["claim"], "reference": row["claim"],
+                "retrieved_contexts": [row["context"]]} for row in rows]
+    target.write_text("".join(json.dumps(sample, ensure_ascii=False) + "\n" for sample in samples), encoding="utf-8")
+
+
 def run_score(input_path: Path, results: Path, cache: Path | None, extra: list[str]) -> Timed:
     chosen = ["--cache", str(cache)] if cache is not None else ["--no-cache"]
     command = [sys.executable, "-c", CHILD, "score", str(input_path), "-o", str(results), "--no-timing", "-q", *chosen, *extra]
@@ -87,6 +103,7 @@ def _told(name: str, run: Timed) -> Timed:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--input", type=Path, default=EXAMPLE)
+    parser.add_argument("--claims", type=int, help="score this many dev claims instead of --input (see above)")
     parser.add_argument("--model", help="the judge (default: the catalog's default)")
     parser.add_argument("--n-ctx", type=int)
     parser.add_argument("--threads", type=int)
@@ -102,6 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     cache = work / "verdicts.sqlite"
     for stale in work.glob("verdicts.sqlite*"):
         stale.unlink()
+    if args.claims:
+        args.input = work / f"claims{args.claims}.jsonl"
+        claims_input(args.claims, args.input)
     changed = work / "changed.jsonl"
     changed_count = changed_input(args.input, changed, args.changed_share)
     samples = len(args.input.read_text(encoding="utf-8").splitlines())

@@ -12,7 +12,8 @@ noise_sensitivity): do they rank obvious cases as a person would, and what do th
    1.3x theirs); answer_correctness' calls and embedding calls beside factual_correctness' (target:
    no judge call of its own, at most two embedding forwards per sample).
 4. Throughput (`--only throughput`): semantic_similarity's samples per second on --samples pairs
-   with numpy held to --threads threads (target: 200/s on 2 cores). No judge.
+   with BLAS on one thread and the encoder's batches on --threads threads, as the localeval command
+   runs them (target: 200/s on 2 cores). No judge.
 
 The judge parts need the judge and every part the embedding model (`localeval models pull`,
 `localeval models pull all-minilm-l6-v2`). On a shared machine run it niced:
@@ -158,7 +159,7 @@ def throughput(count: int, threads: int, path: Path) -> dict[str, Any]:
     # On a shared machine the wall clock measures the neighbours too: the process's CPU seconds over
     # `threads` cores is what the same work takes on that many idle cores (numpy's threads in parallel).
     idle_rate = count / (cpu_seconds / threads)
-    print(f"semantic_similarity: {count} samples in {seconds:.2f} s wall, {rate:.0f} samples/s with {threads} numpy threads; "
+    print(f"semantic_similarity: {count} samples in {seconds:.2f} s wall, {rate:.0f} samples/s with {threads} encoder threads; "
           f"{cpu_seconds:.2f} CPU s: {idle_rate:.0f} samples/s on {threads} idle cores (target >= 200/s); load average {os.getloadavg()[0]:.1f}; "
           f"mean {run.summary['metrics']['semantic_similarity']['mean']:.3f}")
     return {"samples": count, "seconds": seconds, "cpu_seconds": cpu_seconds, "samples_per_second": rate, "idle_cores_samples_per_second": idle_rate}
@@ -166,8 +167,11 @@ def throughput(count: int, threads: int, path: Path) -> dict[str, Any]:
 
 def main() -> int:
     args = arguments()
-    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # before numpy loads
-        os.environ.setdefault(variable, str(args.threads))
+    # As the localeval command runs numpy (localeval.entry, localeval.verifier.batches): BLAS on one
+    # thread, the encoder's batches on --threads threads of its own. Set before numpy loads.
+    for variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     parts = args.only or list(PARTS)
     figures: dict[str, Any] = {}
     if "throughput" in parts:
