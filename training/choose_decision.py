@@ -17,7 +17,7 @@ by question, so no candidate is scored on the questions it was fitted on:
 - judge rule refitted: the judge rule's own features (no verifier reading) refitted the same way,
   a candidate for the default's table; `--write-calibration NAME FILE` writes it, fitted on all
   rows, as a calibration file, so the benchmarks measure it through the metric on the dev rows
-  (`accuracy.py --calibration FILE`) before the catalog changes (Rule 23, docs/measured.md).
+  (`accuracy.py --calibration FILE`) before the catalog changes (Rule 23, docs/HISTORY.md).
 
 `--task attribution` chooses the same way for the statements context_recall, faithfulness and
 factual_correctness judge (decision_rows.py --task attribution): the judge rule (its shipped

@@ -30,8 +30,8 @@ models, tied the same way to the verifier file it was chosen with:
         verifier_sha256 = "..." } }
 
 Each statement's verdict then says which decided (`decided_by`). None ships today: neither a
-stacked model nor the best band beat the judge rule on dev claims (docs/measured.md), so
-the judge rule decides statements under grader=stacked.
+stacked model nor the best band beat the judge rule on dev claims (docs/HISTORY.md, "The
+stacked decision"), so the judge rule decides statements under grader=stacked.
 """
 
 from __future__ import annotations

@@ -196,7 +196,7 @@ def claims_messages(question: str, reference: str) -> list[Message]:
 # the worked examples (localeval's own) is the same for every prompt and evaluated once per run,
 # so a prompt's new tokens are the response's; and a committal answer has no reason (the verdict's
 # reason is built from the questions and their similarity, localeval.metrics.answer_relevancy).
-# Measured on the README example (docs/measured.md): 7.8 s a call against 12.8 s with the
+# Measured on the README example (docs/HISTORY.md, issue 51): 7.8 s a call against 12.8 s with the
 # instructions after the response and a reason in every answer, the flag of every hand-written
 # case unchanged. The flag is written first, as it was then: LlamaJudge's grammar orders an
 # object's keys alphabetically (it sorts the schema's keys), and the answer's fields are in that
