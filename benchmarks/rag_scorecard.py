@@ -179,7 +179,9 @@ def main() -> int:
     if any(part in parts for part in ("order", "cost", "calls")):
         from localeval import load_judge
 
-        with load_judge(args.model, threads=args.threads, n_ctx=args.n_ctx) as judge:
+        # No verdict cache: the parts time and count the judge's own work, which answers kept from an
+        # earlier run would hide.
+        with load_judge(args.model, threads=args.threads, n_ctx=args.n_ctx, cache=False) as judge:
             print(f"judge: {judge.describe().get('model')}, {args.threads} threads", flush=True)
             if "order" in parts:
                 figures["order"] = order(judge, args.cases)
