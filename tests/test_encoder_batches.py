@@ -51,3 +51,22 @@ def test_embeddings_and_verifier_logits_do_not_depend_on_the_thread_count(blas_p
     assert worker_count() == 1
     single = embedding.load_embedder().embed(texts), load_verifier().logits("attribution", pairs)
     assert np.array_equal(threaded[0], single[0]) and threaded[1] == single[1]
+
+
+def test_where_no_thread_can_start_one_thread_forwards_every_batch(blas_pinned):
+    """Under a process or memory limit the pool cannot start its threads: the batches are then
+    forwarded here, the same rows, not an internal error."""
+
+    class NoThreads:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            raise RuntimeError("can't start new thread")
+
+        def __exit__(self, *exc):
+            return False
+
+    blas_pinned.setattr(batches, "ThreadPoolExecutor", NoThreads)
+    inputs = [[1] * n for n in (4, 2, 6, 1, 3)]
+    assert forward_sorted(inputs, 2, lambda batch: [len(ids) for ids in batch]) == [4, 2, 6, 1, 3]

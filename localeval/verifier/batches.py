@@ -56,11 +56,16 @@ def forward_sorted(inputs: Sequence[Sequence[int]], size: int, forward: Callable
         return forward([inputs[i] for i in batch])
 
     workers = min(worker_count(), len(batches))
-    if workers <= 1:
-        outputs: list[Iterable[Any]] = [run(batch) for batch in batches]
-    else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localeval-encoder") as pool:
-            outputs = list(pool.map(run, batches))
+    outputs: list[Iterable[Any]] | None = None
+    if workers > 1:
+        try:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localeval-encoder") as pool:
+                outputs = list(pool.map(run, batches))
+        except RuntimeError as error:  # no thread could start (a process or memory limit): one thread does it all
+            if "can't start new thread" not in str(error):
+                raise
+    if outputs is None:
+        outputs = [run(batch) for batch in batches]
     rows: list[Any] = [None] * len(inputs)
     for batch, output in zip(batches, outputs):
         for i, row in zip(batch, output):
