@@ -131,17 +131,17 @@ def calls(judge: Any, path: Path) -> dict[str, Any]:
           f"({own / reference:.2f}x, target <= 1.3x); alone {by_itself} ({by_itself / reference:.2f}x)")
     embedder = embedding.load_embedder()
     forwards: list[int] = []
-    original = embedder.embed
+    original = embedder.embed_groups
 
-    def counted(texts: Any) -> Any:
-        forwards.append(len(texts))
-        return original(texts)
+    def counted(groups: Any) -> Any:
+        forwards.append(sum(len(texts) for texts in groups))
+        return original(groups)
 
-    embedder.embed = counted  # type: ignore[method-assign]
+    embedder.embed_groups = counted  # type: ignore[method-assign]
     try:
         both = evaluate(samples, ["factual_correctness", "answer_correctness"], judge=judge).results
     finally:
-        embedder.embed = original  # type: ignore[method-assign]
+        embedder.embed_groups = original  # type: ignore[method-assign]
     extra = _calls(both, "answer_correctness")
     print(f"answer_correctness beside factual_correctness: {extra} judge calls of its own (target 0); {len(forwards)} embedding calls of {forwards} texts "
           f"for {len(samples)} samples (target <= 2 forwards per sample)")

@@ -44,13 +44,18 @@ def ragas_cosine(first: str, second: str) -> float:
 
 def embed_as(monkeypatch: pytest.MonkeyPatch, vectors: dict[str, list[float]]) -> list[list[str]]:
     """The embedding model replaced by `vectors` (each text's vector, float32 as the model's are),
-    for arithmetic pinned on known cosines; the list returned records each call's texts."""
+    for arithmetic pinned on known cosines; the list returned records each call's texts (a call
+    of groups, `embed_groups`, as its texts group after group)."""
     calls: list[list[str]] = []
 
     class Known:
         def embed(self, texts: list[str]) -> np.ndarray:
             calls.append(list(texts))
             return np.array([vectors[text] for text in texts], dtype=np.float32)
+
+        def embed_groups(self, groups: list[list[str]]) -> list[np.ndarray]:
+            calls.append([text for texts in groups for text in texts])
+            return [np.array([vectors[text] for text in texts], dtype=np.float32) for texts in groups]
 
     monkeypatch.setattr("localeval.models.embedding.load_embedder", lambda: Known())
     return calls

@@ -89,6 +89,28 @@ def test_faithfulness_and_context_precision_on_ray_equal_a_local_run(cluster, wr
     assert first.summary["metrics"]["factual_correctness"]["scored"] == 4
 
 
+def test_the_scorecard_metrics_without_a_judge_on_ray_equal_a_local_command_run(cluster, write_jsonl, tmp_path):
+    """semantic_similarity, answer_correctness and noise_sensitivity (the verifier deciding) and
+    context_entity_recall without a model: the embedding model loads on the workers and each
+    sample's cosine is the same bits there. Both runs are the localeval command, so numpy's BLAS
+    runs one thread in each, as on Ray's workers (a matrix product's last bits depend on BLAS's
+    threads)."""
+    data = write_jsonl([{**sample, "response": sample["reference"] + " It has a famous cafe."} for sample in samples(6)])
+    config = tmp_path / "localeval.toml"
+    config.write_text(
+        'metrics = ["semantic_similarity", "answer_correctness", "noise_sensitivity", "context_entity_recall"]\n'
+        '[options.answer_correctness]\ngrader = "verifier"\n[options.noise_sensitivity]\ngrader = "verifier"\n'
+        '[options.context_entity_recall]\nextractor = "capitalised_spans"\n'
+    )
+    local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    args = [sys.executable, "-m", "localeval", "score", str(data), "--config", str(config), "--no-timing", "-q"]
+    first = subprocess.run([*args, "-o", str(local)], capture_output=True, text=True)
+    second = subprocess.run([*args, "-o", str(distributed), "--ray", cluster], capture_output=True, text=True, timeout=600)
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert rows_of(local) == rows_of(distributed) and len(rows_of(local)) == 6
+    assert all('"errors": {}' in row for row in rows_of(local))
+
+
 @pytest.mark.judge
 def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jsonl, tmp_path, small_model_path):
     data = write_jsonl(samples(6))

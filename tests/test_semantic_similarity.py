@@ -60,7 +60,7 @@ def test_a_paraphrase_is_closer_than_another_topic(embedding_model):
 def test_the_arithmetic_on_vectors_whose_cosines_are_known(monkeypatch):
     """Embeddings replaced by vectors of known cosines: (3, 4, 0) with (4, 3, 0) -> 24/25, with
     (0, 0, 2) -> 0, with (-3, -4, 0) -> -1, which scores 0 (ragas would report -1); " " is what an
-    empty text is embedded as. One embedding call for the whole batch."""
+    empty text is embedded as. One embedding call for the whole batch, each pair a group in it."""
     vectors = {"a": [3.0, 4.0, 0.0], "near": [4.0, 3.0, 0.0], "orthogonal": [0.0, 0.0, 2.0], "opposite": [-3.0, -4.0, 0.0], " ": [3.0, 4.0, 0.0]}
     calls = embed_as(monkeypatch, vectors)
     metric = create_metric("semantic_similarity")
@@ -68,7 +68,7 @@ def test_the_arithmetic_on_vectors_whose_cosines_are_known(monkeypatch):
     scores = metric.score_batch(samples, None)
     assert [s.value for s in scores] == pytest.approx([0.96, 0.0, 0.0, 1.0], abs=1e-7)
     assert [s.details["cosine"] for s in scores] == [0.96, 0.0, -1.0, 1.0]
-    assert calls == [["near", "orthogonal", "opposite", " ", "a", "a", "a", "a"]]
+    assert calls == [["near", "a", "orthogonal", "a", "opposite", "a", " ", "a"]]  # each sample's pair a group
     binary = create_metric("semantic_similarity", {"threshold": "0.96"}).score_batch(samples, None)
     assert [s.value for s in binary] == [1.0, 0.0, 0.0, 1.0] and binary[0].details["threshold"] == 0.96
     assert "at least the threshold 0.96" in SemanticSimilarity.explain_raw(binary[0].details)
@@ -98,3 +98,17 @@ def test_the_hand_written_cases_file_holds_every_kind_of_each_metric():
     assert set(kinds) == set(expected)
     for metric, groups in kinds.items():
         assert groups and all(sorted(found) == expected[metric] for found in groups.values()), metric
+
+
+def test_a_samples_cosine_does_not_depend_on_the_batch_it_came_in(embedding_model):
+    """The runner sizes batches by time, so the same file is batched differently from run to run:
+    a sample's cosine must be the same bits alone, beside six others or beside all (a matrix
+    product's sums for one row depend on the rows beside it)."""
+    from localeval.metrics.semantic_similarity import pair_cosines
+
+    left = [f"Museum {i} opened in {1900 + i}." + " It has many rooms." * (i % 4) for i in range(30)]
+    right = [f"The museum number {i} is old." * (1 + i % 3) for i in range(30)]
+    together = pair_cosines(left, right)
+    in_sevens = [cosine for start in range(0, 30, 7) for cosine in pair_cosines(left[start : start + 7], right[start : start + 7])]
+    alone = [pair_cosines([a], [b])[0] for a, b in zip(left, right)]
+    assert together == in_sevens == alone

@@ -3,9 +3,9 @@
 ragas' SemanticSimilarity (`semantic_similarity`; fields response and reference): the cosine
 similarity of the two texts' embeddings, made 0 or 1 by an optional `threshold` (1 where the
 cosine reaches it). The embeddings are all-MiniLM-L6-v2's (localeval.models.embedding, the model
-answer_relevancy reads, run in numpy): no judge. A batch of samples is embedded in one call, the
-encoder's batched forward passes over every response and reference of the batch, so the metric
-scores hundreds of samples a second (benchmarks/rag_scorecard.py measures it).
+answer_relevancy reads, run in numpy): no judge. A batch of samples is embedded in one call, each
+sample's two texts as one forward pass of their own (so its score never depends on its batch), the
+passes spread over the cores (benchmarks/rag_scorecard.py measures the rate).
 
 As ragas 0.4.3's `_ascore`: an empty text is embedded as " ", and a threshold of 0 is no threshold
 there (`if self.threshold:`), so localeval refuses 0 rather than read it two ways. Cosine similarity
@@ -52,19 +52,21 @@ def embedded_text(text: str | None) -> str:
 
 
 def pair_cosines(left: Sequence[str], right: Sequence[str]) -> list[float]:
-    """The cosine similarity of each left text's embedding with its right text's, all texts in one
-    batched embedding call; in float64 and held to [-1, 1] (localeval.metrics.answer_relevancy's
-    cosine_scores: float32 vectors of one text give 1 + 1e-7)."""
+    """The cosine similarity of each left text's embedding with its right text's; in float64 and
+    held to [-1, 1] (localeval.metrics.answer_relevancy's cosine_scores: float32 vectors of one text
+    give 1 + 1e-7). Each pair is embedded as a group of its own, all pairs in one call
+    (Embedder.embed_groups): a pair's cosine is then the same bits however the runner batched its
+    sample, where one batch of every text made it move in the last bits with the batch's size."""
     import numpy as np
 
     from localeval.models.embedding import load_embedder
 
-    if not left:
-        return []
-    vectors = np.asarray(load_embedder().embed([*left, *right]), dtype=np.float64)
-    first, second = vectors[: len(left)], vectors[len(left) :]
-    norms = np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1)
-    return [min(1.0, max(-1.0, float(v))) for v in np.einsum("ij,ij->i", first, second) / norms]
+    cosines = []
+    for vectors in load_embedder().embed_groups([[a, b] for a, b in zip(left, right)]):
+        first, second = np.asarray(vectors, dtype=np.float64)
+        cosine = float(first @ second) / float(np.linalg.norm(first) * np.linalg.norm(second))
+        cosines.append(min(1.0, max(-1.0, cosine)))
+    return cosines
 
 
 def with_embedding_model(described: dict[str, Any]) -> dict[str, Any]:

@@ -49,25 +49,40 @@ def worker_count() -> int:
 def forward_sorted(inputs: Sequence[Sequence[int]], size: int, forward: Callable[[list[Sequence[int]]], Iterable[Any]]) -> list[Any]:
     """`forward`'s row for each input, in input order: the inputs sorted by (length, position), cut
     every `size`, each batch forwarded once, the batches spread over worker_count() threads."""
-    order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
-    batches = [order[start : start + size] for start in range(0, len(order), size)]
+    return forward_groups([inputs], size, forward)[0]
 
-    def run(batch: list[int]) -> Iterable[Any]:
-        return forward([inputs[i] for i in batch])
 
-    workers = min(worker_count(), len(batches))
+def forward_groups(groups: Sequence[Sequence[Sequence[int]]], size: int, forward: Callable[[list[Sequence[int]]], Iterable[Any]]) -> list[list[Any]]:
+    """forward_sorted for each group on its own (no batch mixes two groups), the batches of every
+    group spread over the threads together.
+
+    Why groups: BLAS's sums for one row of a matrix product depend on the rows beside it (how many,
+    and where the row falls), so an input's numbers depend, in their last bits, on its batch. A
+    metric whose inputs come in the runner's batches (sized by time, so not the same from run to
+    run) forwards each sample's inputs as a group of their own: a sample's scores then depend on
+    that sample alone, on every run."""
+    tasks: list[tuple[int, list[int]]] = []
+    for number, inputs in enumerate(groups):
+        order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
+        tasks += [(number, order[start : start + size]) for start in range(0, len(order), size)]
+
+    def run(task: tuple[int, list[int]]) -> Iterable[Any]:
+        number, batch = task
+        return forward([groups[number][i] for i in batch])
+
+    workers = min(worker_count(), len(tasks))
     outputs: list[Iterable[Any]] | None = None
     if workers > 1:
         try:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localeval-encoder") as pool:
-                outputs = list(pool.map(run, batches))
+                outputs = list(pool.map(run, tasks))
         except RuntimeError as error:  # no thread could start (a process or memory limit): one thread does it all
             if "can't start new thread" not in str(error):
                 raise
     if outputs is None:
-        outputs = [run(batch) for batch in batches]
-    rows: list[Any] = [None] * len(inputs)
-    for batch, output in zip(batches, outputs):
+        outputs = [run(task) for task in tasks]
+    rows: list[list[Any]] = [[None] * len(inputs) for inputs in groups]
+    for (number, batch), output in zip(tasks, outputs):
         for i, row in zip(batch, output):
-            rows[i] = row
+            rows[number][i] = row
     return rows
