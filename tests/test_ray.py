@@ -169,3 +169,20 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, write_jsonl, tmp_path,
     assert killed, "no worker was killed: the test proves nothing"
     assert completed.returncode == 0, completed.stderr
     assert rows_of(distributed) == rows_of(local)
+
+
+@pytest.mark.judge
+def test_a_ray_run_fills_the_verdict_cache_a_local_run_then_reads(cluster, write_jsonl, tmp_path, small_model_path):
+    """Each actor keeps its answers in the machine's cache file: a local run of the same file after
+    a Ray run asks the judge nothing (it never loads it) and writes the same rows."""
+    data = write_jsonl(samples(6))
+    cache = tmp_path / "verdicts.sqlite"
+    args = [sys.executable, "-m", "localeval", "score", str(data), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path),
+            "--n-ctx", "2048", "--threads", str(THREADS), "--no-timing", "--cache", str(cache)]
+    distributed, local = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
+    first = subprocess.run([*args, "-q", "-o", str(distributed), "--ray", cluster], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([*args, "-o", str(local)], capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "6 judge answers came from the verdict cache and 0 from the judge" in second.stderr
+    assert rows_of(local) == rows_of(distributed)
