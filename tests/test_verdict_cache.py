@@ -125,6 +125,29 @@ def test_two_processes_write_one_cache_at_once(tmp_path: Path) -> None:
     assert check_every_entry(path, {"a": 400, "b": 400}) == 800
 
 
+def test_a_file_another_run_is_preparing_is_waited_for_not_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two runs opening a new cache file at once: switching it to the write-ahead log takes the
+    whole file, and sqlite answers "database is locked" there at once, without its busy timeout
+    (seen once in CI, two writers starting together). The store tries again until the other run is
+    done, instead of scoring its run without the cache."""
+    prepare = VerdictStore._prepare
+    refusals = []
+
+    def locked_twice(self: VerdictStore, connection: sqlite3.Connection) -> None:
+        if len(refusals) < 2:
+            refusals.append(1)
+            raise sqlite3.OperationalError("database is locked")
+        prepare(self, connection)
+
+    monkeypatch.setattr(VerdictStore, "_prepare", locked_twice)
+    store = VerdictStore(tmp_path / "c.sqlite")
+    first = keys(1)[0]
+    store.put(first, value_of(first))
+    assert store.get(first) == value_of(first) and len(refusals) == 2
+    store.close()
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_kill_9_in_the_middle_of_writing_loses_nothing_committed(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     writer = run_writer(path, "a", 1_000_000)

@@ -33,6 +33,7 @@ EVICT_SLICE = 2000  # entries looked at per step of an eviction
 BUSY_SECONDS = 30.0  # how long a write waits for another run's write to finish
 FLUSH_EVERY = 256  # last-used marks of hits, committed together
 CHECK_BYTES = 16
+PREPARE_RETRY_SECONDS = 0.05  # between tries to prepare a file another run is preparing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -105,16 +106,25 @@ class VerdictStore:
             connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None)
         except (sqlite3.Error, OSError):
             return self._open_read_only()
-        try:
-            self._prepare(connection)
-        except sqlite3.OperationalError as error:
-            connection.close()
-            if _is_read_only(error):
-                return self._open_read_only()
-            raise
-        except BaseException:
-            connection.close()
-            raise
+        deadline = time.monotonic() + BUSY_SECONDS
+        while True:
+            try:
+                self._prepare(connection)
+                break
+            except sqlite3.OperationalError as error:
+                # Two runs opening a new file at once: switching it to the write-ahead log (and the
+                # first schema) takes the whole file, and sqlite answers "locked" at once there,
+                # without waiting its busy timeout; the other run is done in milliseconds.
+                if _is_locked(error) and time.monotonic() < deadline:
+                    time.sleep(PREPARE_RETRY_SECONDS)
+                    continue
+                connection.close()
+                if _is_read_only(error):
+                    return self._open_read_only()
+                raise
+            except BaseException:
+                connection.close()
+                raise
         self.readable = self.writable = True
         return connection
 
@@ -266,6 +276,11 @@ class VerdictStore:
                     pass
                 self._connection = None
             self.readable = self.writable = False
+
+
+def _is_locked(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
 
 
 def _is_read_only(error: sqlite3.OperationalError) -> bool:
