@@ -56,17 +56,18 @@ def arguments() -> argparse.Namespace:
     add_judge_options(parser, "judge and numpy threads (default 2)")
     parser.add_argument("--only", choices=PARTS, action="append", help="run this part only (repeatable)")
     parser.add_argument("--cases", type=Path, default=CASES, help="hand-written cases (JSON Lines with metric, group and kind)")
+    parser.add_argument("--metric", choices=METRICS, action="append", help="order: only this metric's cases (repeatable)")
     parser.add_argument("--example", type=Path, default=EXAMPLE, help="the samples cost and calls are measured on")
     parser.add_argument("--samples", type=int, default=2000, help="pairs semantic_similarity's throughput is measured on (default 2000)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     return parser.parse_args()
 
 
-def order(judge: Any, path: Path) -> dict[str, Any]:
+def order(judge: Any, path: Path, metrics: list[str] | None = None) -> dict[str, Any]:
     """Each metric on its cases, and the groups not in the order a person ranks them."""
     from localeval.run.runner import score
 
-    rows = read(path)
+    rows = [row for row in read(path) if not metrics or row["metric"] in metrics]
     values: dict[str, dict[str, dict[str, float]]] = {}
     for row in rows:
         sample = {k: v for k, v in row.items() if k not in ("metric", "group", "kind")}
@@ -166,7 +167,32 @@ def throughput(count: int, threads: int, path: Path) -> dict[str, Any]:
     print(f"semantic_similarity: {count} samples in {seconds:.2f} s wall, {rate:.0f} samples/s with {threads} encoder threads; "
           f"{cpu_seconds:.2f} CPU s: {idle_rate:.0f} samples/s on {threads} idle cores (target >= 200/s); load average {os.getloadavg()[0]:.1f}; "
           f"mean {run.summary['metrics']['semantic_similarity']['mean']:.3f}")
-    return {"samples": count, "seconds": seconds, "cpu_seconds": cpu_seconds, "samples_per_second": rate, "idle_cores_samples_per_second": idle_rate}
+    bound = arithmetic_bound(pairs, threads)
+    return {"samples": count, "seconds": seconds, "cpu_seconds": cpu_seconds, "samples_per_second": rate, "idle_cores_samples_per_second": idle_rate, **bound}
+
+
+def arithmetic_bound(pairs: list[dict[str, str]], threads: int) -> dict[str, float]:
+    """The most pairs a second float32 numpy could embed here: the encoder's matrix products per
+    pair (MiniLM's six layers: 4 x 384^2 + 2 x 384 x 1536 weights, 2 FLOPs each, per token) over
+    one core's measured rate on a product of the shape a batch multiplies, times `threads`."""
+    import numpy as np
+
+    from localeval.models.embedding import load_embedder
+
+    embedder = load_embedder()
+    tokens = statistics.fmean(len(embedder.tokens(pair["response"])) + len(embedder.tokens(pair["reference"])) for pair in pairs)
+    flops_per_pair = tokens * 6 * 2 * (4 * 384 * 384 + 2 * 384 * 1536)
+    rng = np.random.default_rng(0)
+    left, right = rng.standard_normal((544, 384), dtype=np.float32), rng.standard_normal((1536, 384), dtype=np.float32)
+    left @ right.T
+    rounds, cpu = 50, time.process_time()
+    for _ in range(rounds):
+        left @ right.T
+    gflops = 2 * 544 * 384 * 1536 * rounds / (time.process_time() - cpu) / 1e9
+    bound = gflops * 1e9 * threads / flops_per_pair
+    print(f"arithmetic bound: {tokens:.1f} tokens and {flops_per_pair / 1e9:.2f} GFLOP a pair; one core multiplies at {gflops:.0f} GFLOP/s "
+          f"(CPU time); {threads} cores top out near {bound:.0f} pairs/s")
+    return {"tokens_per_pair": tokens, "gflop_per_pair": flops_per_pair / 1e9, "core_gflops": gflops, "pairs_per_second_bound": bound}
 
 
 def main() -> int:
@@ -188,7 +214,7 @@ def main() -> int:
         with load_judge(args.model, threads=args.threads, n_ctx=args.n_ctx, cache=False) as judge:
             print(f"judge: {judge.describe().get('model')}, {args.threads} threads", flush=True)
             if "order" in parts:
-                figures["order"] = order(judge, args.cases)
+                figures["order"] = order(judge, args.cases, args.metric)
             if "calls" in parts:
                 figures["calls"] = calls(judge, args.example)
             if "cost" in parts:

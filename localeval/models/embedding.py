@@ -94,12 +94,7 @@ class Embedder:
     def embed(self, texts: Sequence[str]) -> Any:
         """An array of one L2-normalised float32 row per text (mean pooling over its tokens), the
         texts forwarded in length-sorted batches on the process's cores (verifier.batches)."""
-        import numpy as np
-
-        from localeval.verifier.batches import forward_sorted
-
-        rows = forward_sorted([self.tokens(text) for text in texts], BATCH, self._pooled)
-        return np.array(rows, dtype=np.float32).reshape(len(texts), self.encoder.word.shape[1])
+        return self.embed_groups([texts])[0]
 
     def embed_groups(self, groups: Sequence[Sequence[str]]) -> list[Any]:
         """`embed` of each group on its own, the groups' batches on the process's cores together:
