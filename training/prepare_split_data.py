@@ -11,7 +11,8 @@ and licence) and writes, as JSON Lines in prepare_verifier_data.py's row format 
   against long documents whole (claim_documents.py). No training or tuning script reads
   SEALED_DIR (splits.py);
 - OUT/validation_claim_samples.jsonl: the validation split's claims against long documents whole
-  (the shape of SEALED_DIR/test_claim_samples.jsonl: rows a statement table may be fitted on);
+  (the shape of SEALED_DIR/test_claim_samples.jsonl: rows a statement table may be fitted on), and
+  OUT/validation_news_samples.jsonl, its news summaries whole (the shape of test_news_samples.jsonl);
 - OUT/validation_samples.jsonl: the validation split's HotpotQA questions as whole samples, the
   shapes tune_cut.py chooses the relevance rule on, and plain one-context windows of SelQA and
   SQuAD questions (plain_samples.py); SEALED_DIR/test_relevance_samples.jsonl: the same shapes of
@@ -196,8 +197,9 @@ def summac(folder: Path, counts: Counter[str]) -> Iterator[Summary]:
             yield Summary(f"summac_{name}", item["document"], item["claim"], label)
 
 
-def news_rows(folder: Path, counts: Counter[str]) -> tuple[list[Row], list[dict[str, Any]]]:
-    """Statement rows from every summary set, and the test split's summaries as whole samples."""
+def news_rows(folder: Path, counts: Counter[str]) -> tuple[list[Row], dict[str, list[dict[str, Any]]]]:
+    """Statement rows from every summary set, and the validation and test splits' summaries as
+    whole samples (the validation ones are what a statement table may be fitted on for news)."""
     verifier = load_verifier()
     tokenizer, budget = verifier.tokenizer, verifier.max_tokens["attribution"]
     qags_articles = [json.loads(line)["article"] for name in ("cnndm", "xsum") for line in open(folder / "qags" / f"mturk_{name}.jsonl", encoding="utf-8") if line.strip()]
@@ -229,7 +231,7 @@ def news_rows(folder: Path, counts: Counter[str]) -> tuple[list[Row], list[dict[
         name = hashlib.sha256(" ".join(re.findall(r"[a-z0-9]+", article.lower())).encode()).hexdigest()[:16]
         names[clusters.cluster(n)] = min(names.get(clusters.cluster(n), name), name)
     rows: list[Row] = []
-    samples: list[dict[str, Any]] = []
+    samples: dict[str, list[dict[str, Any]]] = {"validation": [], "test": []}
     sentences_of: dict[str, tuple[list[str], list[int]]] = {}
     for (cluster, _), copies in sorted(by_summary.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if len({c.label for c in copies}) > 1:
@@ -248,8 +250,8 @@ def news_rows(folder: Path, counts: Counter[str]) -> tuple[list[Row], list[dict[
         if not units or not statements:
             counts[f"{item.source}: empty article or summary"] += 1
             continue
-        if split == "test":
-            samples.append({"source": item.source, "group": group, "user_input": "Summarize the news article.", "retrieved_contexts": [item.article],
+        if split in samples:
+            samples[split].append({"source": item.source, "group": group, "user_input": "Summarize the news article.", "retrieved_contexts": [item.article],
                             "statements": statements, "summary_label": item.label, "statement_labels": [1] * len(statements) if item.label else None})
         if item.label:
             for statement in statements:
@@ -373,8 +375,9 @@ def main() -> None:
             table[(item["source"], item["split"], item["label"])] += 1
             groups[(item["source"], item["split"])].add(item["group"])
             (test if item["split"] == "test" else train).write(json.dumps(item, ensure_ascii=False) + "\n")
-    with open(args.sealed / "test_news_samples.jsonl", "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in samples)
+    for split, path in (("validation", args.out / "validation_news_samples.jsonl"), ("test", args.sealed / "test_news_samples.jsonl")):
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in samples[split])
     for split, path in (("validation", args.out / "validation_claim_samples.jsonl"), ("test", args.sealed / "test_claim_samples.jsonl")):
         with open(path, "w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in whole_claims[split])
@@ -390,7 +393,7 @@ def main() -> None:
         counts[f"plain windows: {split} samples"] = len(plain[split])
     report = {"legacy_rows_sha256": digest.hexdigest(), "dropped_and_merged": dict(sorted(counts.items())),
               "rows": {f"{s}/{sp}/{y}": n for (s, sp, y), n in sorted(table.items())},
-              "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples),
+              "groups": {f"{s}/{sp}": len(g) for (s, sp), g in sorted(groups.items())}, "test_news_samples": len(samples["test"]), "validation_news_samples": len(samples["validation"]),
               "test_claim_samples": len(whole_claims["test"]), "validation_claim_samples": len(whole_claims["validation"])}
     (args.out / "counts.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=1))
