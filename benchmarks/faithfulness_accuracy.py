@@ -65,7 +65,7 @@ def fit_half(rows: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]
     return [half[i] for i in order[:count]]
 
 
-def held_out_half(rows: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+def dev_rows(rows: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
     """`count` of the odd-numbered rows (the dev rows between those accuracy.py's fits read: its
     `read(name, len/2, shift=1)`), in a fixed shuffled order (seed ORDER_SEED), so a smaller
     `count` takes a prefix of a larger one's rows and a cut-short run's cached answers serve it."""
@@ -85,7 +85,7 @@ def _seconds(judge: Judge | None, before: float, started: float) -> float:
 
 def faithfulness_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict[str, Any]]:
     metric = create_metric("faithfulness", {"verifier": verifier})
-    rows = held_out_half(read("attribution_dev.jsonl"), count)
+    rows = dev_rows(read("attribution_dev.jsonl"), count)
     records = []
     for number, row in enumerate(rows, start=1):
         sample = Sample(user_input="", retrieved_contexts=[row["context"]], response=row["claim"])
@@ -100,7 +100,7 @@ def faithfulness_rows(judge: Judge | None, count: int, verifier: bool) -> list[d
 def factual_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict[str, Any]]:
     """factual_correctness (precision) on the dev claims: the claim is the response, its document the reference."""
     metric = create_metric("factual_correctness", {"verifier": verifier, "mode": "precision"})
-    rows = held_out_half(read("attribution_dev.jsonl"), count)
+    rows = dev_rows(read("attribution_dev.jsonl"), count)
     records = []
     for number, row in enumerate(rows, start=1):
         sample = Sample(response=row["claim"], reference=row["context"])
@@ -112,7 +112,7 @@ def factual_rows(judge: Judge | None, count: int, verifier: bool) -> list[dict[s
     return records
 
 
-def precision_rows(judge: Judge | None, count: int, verifier: bool, rows_of: Any = held_out_half) -> list[dict[str, Any]]:
+def precision_rows(judge: Judge | None, count: int, verifier: bool, rows_of: Any = dev_rows) -> list[dict[str, Any]]:
     metric = create_metric("context_precision", {"verifier": verifier})
     rows = rows_of(read("relevance_dev.jsonl"), count)
     records = []

@@ -9,7 +9,7 @@ never saw stays unseen whichever script reads it.
   summaries, retrieval ids; read whole or `limit` rows evenly spaced (`read`).
 - public sets beyond it (`EXTERNAL`, benchmarks/DATA_SOURCES.md): VitaminC and FEVER-symmetric
   claim/evidence pairs, SQuAD 2.0 paragraphs; each hashed into a fit half and a dev half
-  (`held_out`).
+  (`in_dev_half`).
 - the hand-written cases under benchmarks/data (`PLAIN`, `UNANSWERABLE`).
 """
 
@@ -56,25 +56,25 @@ def read(name: str, limit: int | None, shift: int = 0) -> list[dict[str, Any]]:
     return [rows[(i * len(rows) // limit + shift) % len(rows)] for i in range(limit)]
 
 
-def held_out(task: str, group: str) -> bool:
+def in_dev_half(task: str, group: str) -> bool:
     """Whether a group of a public set is in its dev half: a stable hash of the group, so the
     half a fit never reads is the same for every script and every run."""
     return hashlib.sha256(f"{SPLIT_SEED}:{task}:{group}".encode()).digest()[0] % 2 == 1
 
 
-def read_external(task: str, limit: int | None, held_out_half: bool) -> list[dict[str, Any]]:
+def read_external(task: str, limit: int | None, dev_half: bool) -> list[dict[str, Any]]:
     """Claim/evidence pairs of a public set as attribution rows. VitaminC has one file: its
     cases are hashed into a fit half and a dev half; FEVER-symmetric has a dev file (fit)
     and a test file (its second half, the dev rows). `limit` rows evenly spaced through the hash order."""
     fit_file, held_file, supported = EXTERNAL_SETS[task]
-    path = EXTERNAL / (held_file if held_out_half else fit_file)
+    path = EXTERNAL / (held_file if dev_half else fit_file)
     if not path.is_file():
         raise SystemExit(f"{path} is missing: see benchmarks/DATA_SOURCES.md for where {task} comes from")
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         item = json.loads(line)
         group = str(item.get("case_id") or item["id"])
-        if fit_file == held_file and held_out(task, group) != held_out_half:
+        if fit_file == held_file and in_dev_half(task, group) != dev_half:
             continue
         rows.append({"id": f"{task}/{item.get('unique_id') or item['id']}", "group": group, "source": task, "context": item["evidence"], "claim": item["claim"], "label": int(item["label"] == supported)})
     rows.sort(key=lambda r: hashlib.sha256(f"{SPLIT_SEED}:{r['id']}".encode()).hexdigest())
@@ -83,7 +83,7 @@ def read_external(task: str, limit: int | None, held_out_half: bool) -> list[dic
     return rows
 
 
-def read_squad(limit: int | None, held_out_half: bool) -> list[dict[str, Any]]:
+def read_squad(limit: int | None, dev_half: bool) -> list[dict[str, Any]]:
     """SQuAD 2.0 paragraphs (a stable half hashed to the fit, the other the dev half), each with one
     of its answerable questions (hashed; with the answer's character offset) and its first
     unanswerable one, and the article's next two paragraphs (topical distractors); `limit`
@@ -98,7 +98,7 @@ def read_squad(limit: int | None, held_out_half: bool) -> list[dict[str, Any]]:
             group = f"{article['title']}/{index}"
             answerable = [q for q in paragraph["qas"] if not q["is_impossible"] and q["answers"]]
             impossible = [q for q in paragraph["qas"] if q["is_impossible"]]
-            if held_out("squad", group) != held_out_half or not answerable or len(paragraphs) < 3:
+            if in_dev_half("squad", group) != dev_half or not answerable or len(paragraphs) < 3:
                 continue
             others = [paragraphs[(index + step) % len(paragraphs)]["context"] for step in (1, 2)]
             asked = answerable[hashlib.sha256(f"{SPLIT_SEED}:{group}".encode()).digest()[0] % len(answerable)]  # crowd workers asked in reading order: the first question is mostly about the first sentence

@@ -117,7 +117,7 @@ def relevance(scorer: Scorer, limit: int | None, shift: int) -> dict[str, Any]:
 
 def squad(scorer: Scorer, limit: int | None) -> dict[str, Any]:
     by_shape: dict[str, list[tuple[set[int], set[int]]]] = {}
-    for row in read_squad(limit, held_out_half=True):
+    for row in read_squad(limit, dev_half=True):
         answer = answer_sentence(row["context"], row["answer_start"])
         before = len(sentences({"retrieved_contexts": row["others"][:1]}))
         shapes = [("squad 1", row["question"], [row["context"]], {answer}), ("squad 3", row["question"], [row["others"][0], row["context"], row["others"][1]], {before + answer})]
@@ -226,7 +226,7 @@ def statements(scorer: Scorer, task: str, limit: int | None, shift: int, questio
             labels += r["statement_labels"]
             sources += [r["source"]] * len(r["statements"])
         return {"qags": _figures(labels, verdicts, sources)}
-    rows = read_external(task, limit, held_out_half=True)
+    rows = read_external(task, limit, dev_half=True)
     verdicts = [scorer.verdicts(Sample(user_input="", retrieved_contexts=[r["context"]]), [r["claim"]])[0] for r in rows]
     return {task: _figures([r["label"] for r in rows], verdicts, [r["source"] for r in rows])}
 

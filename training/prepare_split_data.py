@@ -84,11 +84,11 @@ def legacy_rows(folder: Path) -> Iterator[Row]:
     saw), re-split: a group it trained on stays train; the groups it never trained on go to the
     validation and test splits; the benchmarks' second halves (SQuAD's and VitaminC's dev
     halves, FEVER-symmetric's test file) go to the test split whole."""
-    held_out = legacy.labelled_rows.held_out
+    in_dev_half = legacy.labelled_rows.in_dev_half
     sources: list[tuple[Iterable[Row], bool]] = [
         (legacy.hotpotqa(folder / "hotpotqa", random.Random(legacy.SEED)), False),
         (legacy.squad(folder / "squad2" / "dev-part.json"), False),
-        (legacy.squad(folder / "squad2" / "dev-part.json", held_out=True), True),
+        (legacy.squad(folder / "squad2" / "dev-part.json", dev_half=True), True),
         (legacy.vitaminc(folder / "vitaminc_real" / "test.jsonl", "vitaminc_real", hold_out=False), False),
         (legacy.vitaminc(folder / "vitaminc_synthetic" / "test.jsonl", "vitaminc_synthetic", hold_out=False), False),
         (legacy.vitaminc(folder / "fever_symmetric" / "dev.jsonl", "fever_symmetric_dev", hold_out=False), False),
@@ -99,7 +99,7 @@ def legacy_rows(folder: Path) -> Iterator[Row]:
     for generator, benchmark_half in sources:
         for item in generator:
             source, group = item["source"], item["group"]
-            if benchmark_half or (source == "vitaminc_real" and held_out("vitaminc", group)):
+            if benchmark_half or (source == "vitaminc_real" and in_dev_half("vitaminc", group)):
                 split = "test"
             else:
                 split = legacy_split(source, group, seen=item["split"] == "train")

@@ -128,15 +128,15 @@ def hotpotqa_validation_samples(folder: Path) -> Iterator[dict[str, Any]]:
                 yield {"source": "hotpotqa", "group": qid, "shape": shape, "question": record["question"], "contexts": [contexts[i] for i in chosen], "required": required}
 
 
-def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
+def squad(path: Path, dev_half: bool = False) -> Iterator[dict[str, Any]]:
     """Each question against each sentence of its paragraph, for the paragraphs of accuracy.py's
-    fit half (or, with `held_out`, of its dev half: prepare_split_data.py's test rows)."""
+    fit half (or, with `dev_half`, of its dev half: prepare_split_data.py's test rows)."""
     from localeval.data.text import split_sentences
 
     for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
         for index, paragraph in enumerate(article["paragraphs"]):
             group = f"{article['title']}/{index}"
-            if labelled_rows.held_out("squad", group) != held_out:
+            if labelled_rows.in_dev_half("squad", group) != dev_half:
                 continue
             context = paragraph["context"]
             sentences = split_sentences(context)
@@ -157,7 +157,7 @@ def squad(path: Path, held_out: bool = False) -> Iterator[dict[str, Any]]:
 def vitaminc(path: Path, source: str, hold_out: bool) -> Iterator[dict[str, Any]]:
     for item in json_lines(path):
         group = str(item.get("case_id") or item.get("unique_id") or item["id"])
-        if hold_out and labelled_rows.held_out("vitaminc", group):
+        if hold_out and labelled_rows.in_dev_half("vitaminc", group):
             continue
         yield _row("attribution", item["claim"], item["evidence"], "", int(item["label"] == SUPPORTED), source, group)
 

@@ -9,7 +9,7 @@ A statement that is word for word a sentence or run of sentences of the text is 
 whatever its logit (exact evidence: `stated_in`): the longest windows never read a statement
 against its own sentence alone, and the verifier refused statements standing word for word in
 a three-sentence context (P 0.30-0.37). Reading the two sentences holding most of a statement's
-words alone as well fixed those, but lowered the held-out figures (QAGS AUC 0.804 -> 0.796,
+words alone as well fixed those, but lowered the dev figures (QAGS AUC 0.804 -> 0.796,
 claims AUC 0.719 -> 0.714, 100 rows each) where exact evidence alone keeps them (QAGS AUC 0.812).
 Is a unit needed to answer the question? The verifier reads the question, the unit and the
 context it belongs to; the unit's logit plus `passage_weight` times the best logit in its context
