@@ -155,3 +155,18 @@ def test_a_sentence_longer_than_the_splitters_window_is_cut_between_words() -> N
     assert " ".join(pieces).split() == text.split()
     unbroken = "x" * (WINDOW_CHARS + 500)  # one "word" longer than the window: cut at the window's end, nothing lost
     assert "".join(split_sentences(unbroken)) == unbroken
+
+
+def test_an_attributed_statement_names_the_words_its_evidence_never_mentions() -> None:
+    """The reason of an attributed verdict quoted its evidence and nothing else, so a verdict resting
+    on a paraphrase (or wrong: "Insulin is produced by the liver" against a text on the liver alone,
+    which the verifier attributed at P 0.52) read as certain as a copied one. A statement whose every
+    word the context holds says nothing more."""
+    context = "Guido van Rossum began working on Python in the late 1980s. Python 0.9.0 was first released in 1991."
+    sample = Sample(retrieved_contexts=[context], reference="Python was created by Guido van Rossum. Python 0.9.0 was first released in 1991.")
+    (score,) = create_metric("context_recall", {"grader": "verifier"}).score_batch([sample], None)
+    paraphrase, copied = score.details["statements"]
+    assert paraphrase["attributed"] == 1 and paraphrase["missing"] == ["created"]
+    assert paraphrase["reason"].startswith('attributed; closest evidence: sentence 1: "Guido van Rossum')
+    assert paraphrase["reason"].endswith("; the context never mentions 'created'")
+    assert copied["reason"] == 'attributed; closest evidence: sentence 2: "Python 0.9.0 was first released in 1991."'

@@ -151,13 +151,17 @@ def decompose_claims(judge: Judge, question: str, text: str, language: str, tall
 def _reason(verdict: bool, evidence: StatementEvidence, quoted: Sequence[int], sentences: Sequence[str], evidence_name: str = "context") -> str:
     """What the verdict rests on, in words that claim nothing the quoted sentences do not say;
     `evidence_name` is what the statement was read against (factual_correctness: the reference
-    or the response), named here rather than rewritten afterwards, so a quote is never changed."""
+    or the response), named here rather than rewritten afterwards, so a quote is never changed.
+    An attributed statement with words the text never mentions says so too: the verdict may rest
+    on a paraphrase, or be wrong ("Insulin is produced by the liver" against a text on the liver
+    alone), and a reader checking verdicts should see the doubt where it is."""
     if not sentences:
         return f"not attributed; the {evidence_name} is empty"
     quotes = "; ".join(f'sentence {i + 1}: "{shorten(sentences[i], 120)}"' for i in quoted)
     missing = ", ".join(f"'{word}'" for word in evidence.missing[:5])
     if verdict:
-        return f"attributed; closest evidence: {quotes}" if quotes else "attributed"
+        unmentioned = f"; the {evidence_name} never mentions {missing}" if missing else ""
+        return (f"attributed; closest evidence: {quotes}" if quotes else "attributed") + unmentioned
     if missing:
         return f"not attributed; the {evidence_name} never mentions {missing}" + (f"; closest: {quotes}" if quotes else "")
     return f"not attributed; the closest sentences do not state it: {quotes}" if quotes else f"not attributed; no sentence of the {evidence_name} is close"
