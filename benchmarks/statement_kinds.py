@@ -73,16 +73,15 @@ def balanced_sample(items: Sequence[dict[str, Any]], label: str, count: int, rng
     return rng.sample(positive, take_positive) + rng.sample(negative, take_negative)
 
 
-def text_measures(statement: str, contexts: Sequence[str]) -> dict[str, float]:
-    """What the text itself says about its kind: how long the context is and in how many
-    sentences, how long the statement is, and how much of it is numbers."""
+def context_measures(contexts: Sequence[str]) -> dict[str, float]:
+    """What the context says about its kind of text: how long it is, and in how many sentences."""
+    return {"context_words": float(sum(len(c.split()) for c in contexts)), "context_sentences": float(sum(len(split_sentences(c)) for c in contexts))}
+
+
+def statement_measures(statement: str) -> dict[str, float]:
+    """How long the statement is, and how much of it is numbers."""
     words = statement.split()
-    return {
-        "context_words": float(sum(len(c.split()) for c in contexts)),
-        "context_sentences": float(sum(len(split_sentences(c)) for c in contexts)),
-        "statement_words": float(len(words)),
-        "numeric_share": sum(bool(re.search(r"\d", w)) for w in words) / max(len(words), 1),
-    }
+    return {"statement_words": float(len(words)), "numeric_share": sum(bool(re.search(r"\d", w)) for w in words) / max(len(words), 1)}
 
 
 def cases(split: str, per_source: int, news: int) -> Iterator[tuple[str, str, str, Sample, list[str], list[int | None], int | None]]:
@@ -125,15 +124,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     scorer = Scorer("judge", args.model)
     started = time.perf_counter()
-    rows: list[dict[str, Any]] = []
-    for kind, source, case, sample, statements, labels, summary_label in cases(args.split, args.per_source, args.news):
-        verdicts = scorer.verdicts(sample, statements)
-        probe = {"probe": scorer.verdicts(sample, [PROBE])[0]["features"]["judge"]} if args.probe else {}
-        for statement, label, verdict in zip(statements, labels, verdicts):
-            rows.append({"kind": kind, "source": source, "case": case, "label": label, "summary_label": summary_label, "probability": verdict["probability"],
-                         **verdict["features"], **text_measures(statement, sample.retrieved_contexts or []), **probe})
-        args.dump.write_text("".join(json.dumps(row) + "\n" for row in rows))
-        print(f"{len(rows)} statements, {time.perf_counter() - started:.0f} s: {case}", flush=True)
+    written = 0
+    with open(args.dump, "w", encoding="utf-8") as dump:
+        for kind, source, case, sample, statements, labels, summary_label in cases(args.split, args.per_source, args.news):
+            verdicts = scorer.verdicts(sample, statements)
+            shared = {**context_measures(sample.retrieved_contexts or []), **({"probe": scorer.verdicts(sample, [PROBE])[0]["features"]["judge"]} if args.probe else {})}
+            for statement, label, verdict in zip(statements, labels, verdicts):
+                dump.write(json.dumps({"kind": kind, "source": source, "case": case, "label": label, "summary_label": summary_label,
+                                       "probability": verdict["probability"], **verdict["features"], **statement_measures(statement), **shared}) + "\n")
+            dump.flush()  # a cut-short run keeps every case it finished
+            written += len(statements)
+            print(f"{written} statements, {time.perf_counter() - started:.0f} s: {case}", flush=True)
     if scorer.judge is not None:
         scorer.judge.close()
 

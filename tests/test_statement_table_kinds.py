@@ -29,7 +29,7 @@ def test_a_balanced_sample_takes_half_of_each_label_and_fills_from_the_other_whe
 
 
 def test_the_text_measures_count_words_sentences_and_numbers():
-    measures = statement_kinds.text_measures("Revenue rose 12% in 2023.", ["Revenue rose. It rose by 12% in 2023.", "Costs fell."])
+    measures = {**statement_kinds.statement_measures("Revenue rose 12% in 2023."), **statement_kinds.context_measures(["Revenue rose. It rose by 12% in 2023.", "Costs fell."])}
     assert measures["statement_words"] == 5
     assert measures["context_words"] == 10
     assert measures["context_sentences"] == 3

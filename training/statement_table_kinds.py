@@ -40,11 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from localeval.calibration.fitting import balanced_accuracy, balancing_weights, cross_validated, fit_logistic
+from localeval.calibration.fitting import Fit, balanced_accuracy, balancing_weights, cross_validated, fit_logistic
+from localeval.graders.judge_rule import ATTRIBUTION_FEATURES
 from localeval.models.store import CATALOG, DEFAULT_MODEL
 
 FOLDS = 5
-EVIDENCE = ("judge", "best_coverage", "coverage", "similarity", "number_coverage", "entity_coverage", "missing")
+EVIDENCE = ATTRIBUTION_FEATURES  # every feature the judge rule computes (what `localeval calibrate` fits)
 TEXT = ("log_context_words", "log_context_sentences", "log_statement_words", "numeric_share")
 CANDIDATES: dict[str, tuple[str, ...]] = {
     "shipped logit recalibrated": ("shipped_logit",),
@@ -98,11 +99,16 @@ def figures(rows: Sequence[Mapping[str, Any]], probabilities: Sequence[float]) -
     return out
 
 
-def fitted(rows: Sequence[Mapping[str, Any]], features: Sequence[str]) -> Callable[[Sequence[Mapping[str, Any]]], np.ndarray]:
+def fit_table(rows: Sequence[Mapping[str, Any]], features: Sequence[str]) -> Fit:
     """A table over `features` fitted on the statements whose label is known, each kind weighing the same."""
     known = [r for r in rows if r["label"] is not None]
     labels = [int(r["label"]) for r in known]
-    model = fit_logistic(known, labels, balancing_weights(labels, [r["kind"] for r in known]), features)
+    return fit_logistic(known, labels, balancing_weights(labels, [r["kind"] for r in known]), features)
+
+
+def fitted(rows: Sequence[Mapping[str, Any]], features: Sequence[str]) -> Callable[[Sequence[Mapping[str, Any]]], np.ndarray]:
+    """fit_table's P(attributed), as a function of other rows."""
+    model = fit_table(rows, features)
     return lambda test: 1.0 / (1.0 + np.exp(-model.logits(test)))
 
 
@@ -175,8 +181,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print_results(f"validation, {len(rows)} statements ({FOLDS}-fold cross-validation by case for the refits):", results)
     print(f"chosen: {chosen or 'none (the shipped table stays)'}")
     if chosen is not None:
-        model = fit_logistic([r for r in rows if r["label"] is not None], [int(r["label"]) for r in rows if r["label"] is not None],
-                             balancing_weights([int(r["label"]) for r in rows if r["label"] is not None], [r["kind"] for r in rows if r["label"] is not None]), CANDIDATES[chosen])
+        model = fit_table(rows, CANDIDATES[chosen])
         print(f"  fitted on every validation row: intercept {model.intercept:.4f}, weights {json.dumps({k: round(v, 4) for k, v in model.weights.items()})}")
     if args.sealed:
         sealed_rows = read_dump(args.sealed)
