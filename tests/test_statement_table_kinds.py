@@ -77,3 +77,18 @@ def test_the_sealed_step_refuses_a_table_that_costs_one_kind_more_than_the_toler
     assert results["judge, best_coverage refitted"]["claims"]["balanced_accuracy"] > results["shipped table"]["claims"]["balanced_accuracy"]
     assert results["judge, best_coverage refitted"]["transcripts"]["balanced_accuracy"] < results["shipped table"]["transcripts"]["balanced_accuracy"] - table.SEALED_TOLERANCE
     assert not ships
+
+
+def test_a_refit_that_gains_on_every_kind_is_chosen():
+    """Where the shipped table calls everything attributed (0.5 on each kind) and the judge's
+    log-odds separate the labels, a refit over the judge keeps every kind and is chosen."""
+    rows = []
+    for kind in ("claims", "transcripts"):
+        for n in range(40):
+            label = n % 2
+            features = {name: 0.0 for name in (*table.EVIDENCE, *table.TEXT)}
+            rows.append({**row(kind, label, 3.0, f"{kind}{n}"), **features, "judge": 2.0 if label else -2.0})
+    chosen, results = table.choose(rows)
+    assert chosen is not None
+    assert all(results[chosen][kind]["balanced_accuracy"] == 1.0 for kind in ("claims", "transcripts"))
+    assert results["shipped table"]["mean over kinds"]["balanced_accuracy"] == 0.5
