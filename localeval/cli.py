@@ -427,6 +427,7 @@ def report_command(results_path: Path, output: str, title: str | None, labels_pa
         if labels_path is not None:
             raise ConfigError("--labels and --compare-to: the comparison page has no prediction-powered figures yet; leave --labels out")
         comparison = compare(base_path, results_path, show=show)
+        refuse_overlaps(comparison.files_read(), {"-o": output})
         with atomic_text(output, "-o") as out:
             write_comparison_html(out, comparison, title or "localeval comparison")
         if output != STDIO:  # the page itself went to standard output otherwise
@@ -494,8 +495,8 @@ def compare_command(
     --max-drop gate fails, 2 for bad input or a gate refused because the runs' setups differ."""
     outputs = {"--markdown": markdown_path or "", "--json": json_path or "", "--junit-xml": junit_xml or ""}
     _one_stream_to_stdout(outputs)
-    refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path}, outputs)
     file_values, source = find_config(candidate_path, config_path)
+    refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path, "the config file": (source or {}).get("file", "")}, outputs)
     if source and not quiet:
         click.echo(f"localeval: using config {describe_source(source)}", err=True)
     comparison = compare(
@@ -503,6 +504,7 @@ def compare_command(
         max_drop={**file_values.get("max_drop", {}), **_numbers(max_drop_values, "--max-drop")},
         max_drop_on=max_drop_on or file_values.get("max_drop_on", DEFAULT_MAX_DROP_ON), allow_setup_change=allow_setup_change, show=show,
     )
+    refuse_overlaps(comparison.files_read(), outputs)  # the inputs the headers record are known once they are read: still before any write
     if markdown_path:
         with atomic_text(markdown_path, "--markdown") as out:
             write_comparison_markdown(out, comparison)

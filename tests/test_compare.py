@@ -299,3 +299,20 @@ def test_an_id_two_rows_share_an_unreadable_line_and_another_question_are_listed
     assert metric.gate is not None and not metric.gate.ok and f"{len(found.unpaired)} sample(s) could not be compared" in (metric.gate.reason or "")
     result = invoke(["compare", str(base), str(candidate), "--max-drop", f"{ID_RECALL}=0.5"])
     assert result.exit_code == 1 and f"{len(found.unpaired)} sample(s) not paired" in result.output, result.output
+
+
+def test_no_output_may_name_the_config_or_an_input_a_header_records(tmp_path):
+    base, candidate = base_and_candidate(tmp_path, [1, 2], [2, 1])
+    data = tmp_path / "base.jsonl"  # the input the base's header records, read for the question check
+    before = data.read_bytes()
+    config = tmp_path / "gates.toml"
+    config.write_text(f"max_drop = {{ {ID_RECALL} = 0.5 }}\n", encoding="utf-8")
+    for args, words in (
+        (["--json", str(data)], f"--json {data} is the same file as the input BASE records"),
+        (["--markdown", str(config), "--config", str(config)], f"--markdown {config} is the same file as the config file"),
+    ):
+        result = invoke(["compare", str(base), str(candidate), *args])
+        assert result.exit_code == 2 and words in result.output, (args, result.output)
+    result = invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(tmp_path / "candidate.jsonl")])
+    assert result.exit_code == 2 and "is the same file as the input CANDIDATE records" in result.output
+    assert data.read_bytes() == before and config.read_text(encoding="utf-8").startswith("max_drop")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from localeval.comparison.inputs import RecordedInput, ScoredSample, read_recorded_input
+from localeval.comparison.inputs import RecordedInput, ScoredSample, read_recorded_input, recorded_input_path
 from localeval.comparison.movers import Mover, what_changed
 from localeval.comparison.runs import ComparedRun, no_cycle_collection, read_run
 from localeval.comparison.setup import SetupDifference, same_input, setup_differences
@@ -104,6 +104,12 @@ class Comparison:
     not_shared: dict[str, str] = field(default_factory=dict)
     max_drop: dict[str, float] = field(default_factory=dict)
     gate_refusal: str | None = None
+    recorded_inputs: dict[str, str] = field(default_factory=dict)
+
+    def files_read(self) -> dict[str, str]:
+        """Every file the comparison read, by what names it: the two results files and the input
+        files their headers record (read for the question check), none of which an output may name."""
+        return {"BASE": self.base, "CANDIDATE": self.candidate, **self.recorded_inputs}
 
     @property
     def gated(self) -> bool:
@@ -296,4 +302,5 @@ def _compare(
     return Comparison(
         runs[0].path, runs[1].path, "line" if _by_line(*runs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
         {name: float(value) for name, value in gates.items()}, refusal,
+        {f"the input {role} records": path for role, path in zip(("BASE", "CANDIDATE"), (recorded_input_path(run.run) for run in runs), strict=True) if path},
     )

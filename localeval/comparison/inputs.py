@@ -33,6 +33,13 @@ class RecordedInput:
     note: str | None
 
 
+def recorded_input_path(run: dict[str, Any]) -> str:
+    """The input file the header `run` (untrusted) records ("" for none, or standard input)."""
+    recorded = run.get("input")
+    path = recorded.get("path") if isinstance(recorded, dict) else None
+    return path if isinstance(path, str) and path != STDIN else ""
+
+
 def read_recorded_input(run: dict[str, Any], results_path: str) -> RecordedInput:
     """The input the header `run` (untrusted) records, when that file is here unchanged."""
     recorded, field_map = run.get("input"), run.get("map")
