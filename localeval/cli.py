@@ -681,20 +681,24 @@ def cache_info(path: str | None) -> None:
     if not info.exists:
         click.echo("entries: 0 (no file yet: the first run that asks the judge makes it)")
         return
-    click.echo(f"entries: {info.entries} ({info.entry_bytes / 1e6:.1f} MB of entries, {info.file_bytes / 1e6:.1f} MB on disk; least recently used evicted beyond {info.max_bytes / 1e6:.0f} MB)")
     if info.problem:
-        click.echo(f"localeval: the cache cannot be read ({plain(info.problem)}); runs go on without it; `localeval cache clear` starts it afresh", err=True)
+        click.echo(f"entries: unknown ({info.file_bytes / 1e6:.1f} MB on disk)")
+        fix = "" if info.foreign else "; `localeval cache clear` starts it afresh"
+        click.echo(f"localeval: the cache cannot be read ({plain(info.problem)}); runs go on without it{fix}", err=True)
+        return
+    click.echo(f"entries: {info.entries} ({info.entry_bytes / 1e6:.1f} MB of entries, {info.file_bytes / 1e6:.1f} MB on disk; least recently used evicted beyond {info.max_bytes / 1e6:.0f} MB)")
 
 
 @cache_group.command("clear", epilog=_example("localeval cache clear"))
 @click.option("--cache", "path", metavar="PATH", type=click.Path(dir_okay=False), help="The cache file (default: the one a run uses).")
 def cache_clear(path: str | None) -> None:
-    """Delete the verdict cache, whatever state it is in: the next run asks the judge again."""
+    """Delete the verdict cache, whatever state it is in (never a file that is no sqlite file): the next run asks the judge again."""
     from localeval.judge.verdict_store import clear_store
 
     found = _cache_file(path)
+    existed = found.exists()
     freed = clear_store(found)
-    click.echo(f"cleared {found} ({freed / 1e6:.1f} MB)")
+    click.echo(f"cleared {found} ({freed / 1e6:.1f} MB)" if existed or freed else f"no verdict cache at {found}: nothing to clear")
 
 
 def main() -> None:

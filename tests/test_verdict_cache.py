@@ -253,9 +253,28 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "entries: 10 " in shown.output
     cleared = invoke(["cache", "clear", "--cache", str(path)])
     assert cleared.exit_code == 0 and not path.exists()
-    path.write_bytes(b"garbage" * 100)  # a corrupt file is cleared too
+    store = VerdictStore(path)
+    store.put(b"k", "v")
+    store.close()
+    path.write_bytes(path.read_bytes()[:5000])  # a corrupt (truncated) cache is cleared too
     assert "cannot be read" in invoke(["cache", "info", "--cache", str(path)]).output
     assert invoke(["cache", "clear", "--cache", str(path)]).exit_code == 0 and not path.exists()
+    assert "no verdict cache at" in invoke(["cache", "clear", "--cache", str(path)]).output
+
+
+def test_cache_clear_deletes_no_file_that_is_not_a_cache(tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"  # --cache naming the data (or a model) by mistake
+    data.write_text('{"user_input": "q"}\n', encoding="utf-8")
+    shown = invoke(["cache", "info", "--cache", str(data)])
+    assert shown.exit_code == 0 and "not a verdict cache" in shown.output and "cache clear" not in shown.output
+    cleared = invoke(["cache", "clear", "--cache", str(data)])
+    assert cleared.exit_code == 2 and "is not a verdict cache (not an sqlite file): nothing was deleted" in cleared.output
+    assert data.read_text(encoding="utf-8") == '{"user_input": "q"}\n'
+    path = tmp_path / "c.sqlite"
+    VerdictStore(path).close()
+    (tmp_path / "c.sqlite-wal").mkdir(exist_ok=True)  # something that cannot be deleted: a usage error, not a crash
+    refused = invoke(["cache", "clear", "--cache", str(path)])
+    assert refused.exit_code == 2 and "cannot delete the verdict cache" in refused.output and "Traceback" not in refused.output
 
 
 # -- the judge behind it -------------------------------------------------------------

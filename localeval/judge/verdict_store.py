@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from localeval.errors import ConfigError
+
 FORMAT_VERSION = 1  # sqlite's user_version: a file of a later version is left alone
 DEFAULT_MAX_BYTES = 1 << 30  # entries beyond this are evicted, least recently used first
 EVICT_TO = 0.9  # an eviction frees down to this share of the bound
@@ -67,6 +69,7 @@ class StoreInfo:
     max_bytes: int
     format_version: int | None
     problem: str | None
+    foreign: bool = False  # no sqlite file at all: not a cache, `cache clear` leaves it alone
 
 
 def _warn(message: str) -> None:
@@ -307,6 +310,8 @@ def store_info(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> StoreInfo:
         return StoreInfo(path, False, 0, 0, 0, max_bytes, None, None)
     file_bytes = sum(p.stat().st_size for p in _files(path) if p.exists())
     try:
+        if not _is_sqlite_or_empty(path):
+            return StoreInfo(path, True, file_bytes, 0, 0, max_bytes, None, "not an sqlite file: not a verdict cache", foreign=True)
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)
         try:
             version = int(connection.execute("PRAGMA user_version").fetchone()[0])
@@ -315,7 +320,7 @@ def store_info(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> StoreInfo:
             entries, size = connection.execute("SELECT count(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
         finally:
             connection.close()
-    except sqlite3.Error as error:
+    except (sqlite3.Error, OSError) as error:
         return StoreInfo(path, True, file_bytes, 0, 0, max_bytes, None, str(error))
     return StoreInfo(path, True, file_bytes, int(entries), int(size), max_bytes, version, None)
 
@@ -324,15 +329,33 @@ def _files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
+SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every sqlite database file
+
+
+def _is_sqlite_or_empty(path: Path) -> bool:
+    """A file that sqlite made (whatever became of its pages: its first bytes are sqlite's), or an
+    empty one; anything else is not a verdict cache, whatever --cache calls it."""
+    with open(path, "rb") as handle:
+        start = handle.read(len(SQLITE_MAGIC))
+    return SQLITE_MAGIC.startswith(start)
+
+
 def clear_store(path: Path) -> int:
-    """Delete the cache file (and its log files), whatever state it is in; the bytes freed. A run
-    that has it open keeps what it holds and writes into the deleted file; the next run starts afresh."""
-    freed = 0
-    for part in _files(path):
-        try:
-            size = part.stat().st_size
-            os.unlink(part)
-            freed += size
-        except FileNotFoundError:
-            continue
+    """Delete the cache file (and its log files), whatever state sqlite left it in; the bytes freed.
+    A file that is no sqlite file (a data file or a model named by mistake) is refused, deleting
+    nothing. A run that has the cache open keeps what it holds and writes into the deleted file;
+    the next run starts afresh."""
+    try:
+        if path.is_file() and not _is_sqlite_or_empty(path):
+            raise ConfigError(f"{path} is not a verdict cache (not an sqlite file): nothing was deleted; delete it yourself if that is what you mean")
+        freed = 0
+        for part in _files(path):
+            try:
+                size = part.stat().st_size
+                os.unlink(part)
+                freed += size
+            except FileNotFoundError:
+                continue
+    except OSError as error:
+        raise ConfigError(f"cannot delete the verdict cache {path}: {error.filename or path}: {error.strerror or error}") from None
     return freed
