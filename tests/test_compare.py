@@ -316,3 +316,11 @@ def test_no_output_may_name_the_config_or_an_input_a_header_records(tmp_path):
     result = invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(tmp_path / "candidate.jsonl")])
     assert result.exit_code == 2 and "is the same file as the input CANDIDATE records" in result.output
     assert data.read_bytes() == before and config.read_text(encoding="utf-8").startswith("max_drop")
+
+
+def test_a_results_file_a_windows_editor_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
+    base, candidate = base_and_candidate(tmp_path, [1, 2, 0], [2, 2, 1])
+    saved = tmp_path / "saved.jsonl"
+    saved.write_bytes(b"\xef\xbb\xbf" + candidate.read_bytes().replace(b"\n", b"\r\n"))
+    assert compare(base, saved).to_json_dict()["metrics"] == compare(base, candidate).to_json_dict()["metrics"]
+    assert invoke(["report", str(saved), "-o", str(tmp_path / "page.html")]).exit_code == 0

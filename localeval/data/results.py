@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
-from localeval.data.jsonl import MAX_LINE_BYTES, bounded_lines
+from localeval.data.jsonl import MAX_LINE_BYTES, numbered_lines
 from localeval.errors import InputError
 
 INPUT_ERROR_KEY = "input"  # the errors key of a line that could not be read as a sample
@@ -194,7 +194,7 @@ def _first_problem(error: ValidationError) -> tuple[str | None, str]:
 
 def parse_line(text: str | bytes, path: str, number: int) -> ResultRow | RunHeader:
     """One results line as a row or the header, or an InputError that names the line and field."""
-    if len(text) > MAX_LINE_BYTES:  # a line from somewhere else than bounded_lines
+    if len(text) > MAX_LINE_BYTES:  # a line from somewhere else than numbered_lines
         raise InputError(path, number, None, f"longer than {MAX_LINE_BYTES >> 20} MiB: not a localeval result")
     try:
         # pydantic's parser, as the input reader uses: it refuses what no report can write (an
@@ -224,9 +224,7 @@ def read_results(path: Path, *, on_error: Any = None) -> Iterator[tuple[int, Res
     """
     name = str(path)
     with open(path, "rb") as handle:
-        for number, raw in enumerate(bounded_lines(handle), start=1):
-            if raw is not None and raw.isspace():
-                continue
+        for number, raw in numbered_lines(handle):  # as the input reader: blank lines and a byte order mark (a Windows editor's) skipped
             try:
                 if raw is None:
                     raise InputError(name, number, None, f"longer than {MAX_LINE_BYTES >> 20} MiB: not a localeval result")
