@@ -324,3 +324,19 @@ def test_a_results_file_a_windows_editor_saved_with_a_byte_order_mark_and_crlf_i
     saved.write_bytes(b"\xef\xbb\xbf" + candidate.read_bytes().replace(b"\n", b"\r\n"))
     assert compare(base, saved).to_json_dict()["metrics"] == compare(base, candidate).to_json_dict()["metrics"]
     assert invoke(["report", str(saved), "-o", str(tmp_path / "page.html")]).exit_code == 0
+
+
+def test_ids_that_differ_only_in_json_type_or_are_null_are_said_to_be_so(tmp_path):
+    rows = [sample(i, 2) for i in range(3)]
+    for i, row in enumerate(rows):
+        row["id"] = 10 + i
+    base = scored(tmp_path, "base", rows)
+    candidate = tmp_path / "strings.results.jsonl"  # the ids rewritten as strings by another tool
+    lines = base.read_text(encoding="utf-8").splitlines(keepends=True)
+    candidate.write_text(lines[0] + "".join(line.replace(f'"id": {10 + i},', f'"id": "{10 + i}",') for i, line in enumerate(lines[1:])), encoding="utf-8")
+    found = {(u.side, u.why) for u in compare(base, candidate).unpaired}
+    assert ("base", "in the base only: the other run has the id '10', a string (a number id and a string id are two ids)") in found
+    assert ("candidate", "in the candidate only: the other run has the id 10, a number (a number id and a string id are two ids)") in found
+    nulls = tmp_path / "nulls.results.jsonl"
+    nulls.write_text(lines[0] + "".join(line.replace(f'"id": {10 + i},', '"id": null,') for i, line in enumerate(lines[1:])), encoding="utf-8")
+    assert {u.why for u in compare(base, nulls).unpaired if u.side == "candidate"} == {"its id is null: it pairs with none"}

@@ -150,13 +150,25 @@ def _keyed(run: ComparedRun, side: Side, unpaired: list[Unpaired]) -> dict[tuple
     counts = Counter((type(row.id).__name__, row.id) for row in run.rows if row.id is not None)
     keyed = {}
     for row in run.rows:
-        if row.id is None or row.unreadable:
-            unpaired.append(Unpaired(row.id, row.line, side, f"its input line could not be read: {row.errors.get(INPUT_ERROR_KEY, 'no id')}"[:300]))
+        if row.unreadable:
+            unpaired.append(Unpaired(row.id, row.line, side, f"its input line could not be read: {row.errors[INPUT_ERROR_KEY]}"[:300]))
+        elif row.id is None:  # localeval writes a line number for a sample without one: this row was made elsewhere
+            unpaired.append(Unpaired(row.id, row.line, side, "its id is null: it pairs with none"))
         elif counts[(type(row.id).__name__, row.id)] > 1:
             unpaired.append(Unpaired(row.id, row.line, side, f"{counts[(type(row.id).__name__, row.id)]} rows of the {side} have this id: it pairs with none"))
         else:
             keyed[(type(row.id).__name__, row.id)] = row
     return keyed
+
+
+def _only_in(side: Side, key: tuple[str, str | int], other: Mapping[tuple[str, str | int], ResultRow]) -> str:
+    """Why a row is in one file only, saying so when the other file has its id as another JSON
+    type (1 and "1": two ids, so a file whose ids were rewritten as strings pairs with none)."""
+    kind, value = key
+    twin = ("str", str(value)) if kind == "int" else ("int", int(value)) if isinstance(value, str) and value.isdecimal() and len(value) < 20 and str(int(value)) == value else None
+    if twin is not None and twin in other:
+        return f"in the {side} only: the other run has the id {other[twin].id!r}, a {'string' if twin[0] == 'str' else 'number'} (a number id and a string id are two ids)"
+    return f"in the {side} only"
 
 
 def _by_line(*runs: ComparedRun) -> bool:
@@ -287,8 +299,8 @@ def _compare(
     unpaired: list[Unpaired] = []
     keyed = (_keyed(runs[0], "base", unpaired), _keyed(runs[1], "candidate", unpaired))
     pairs = [(row, keyed[1][key]) for key, row in keyed[0].items() if key in keyed[1]]
-    unpaired += [Unpaired(row.id, row.line, "base", "in the base only") for key, row in keyed[0].items() if key not in keyed[1]]
-    unpaired += [Unpaired(row.id, row.line, "candidate", "in the candidate only") for key, row in keyed[1].items() if key not in keyed[0]]
+    unpaired += [Unpaired(row.id, row.line, "base", _only_in("base", key, keyed[1])) for key, row in keyed[0].items() if key not in keyed[1]]
+    unpaired += [Unpaired(row.id, row.line, "candidate", _only_in("candidate", key, keyed[0])) for key, row in keyed[1].items() if key not in keyed[0]]
     inputs = (read_recorded_input(runs[0].run, runs[0].path), read_recorded_input(runs[1].run, runs[1].path))
     pairs, questions = _check_questions(pairs, inputs, unpaired)
     refusal = _gate_refusal(setup, allow_setup_change) if gates else None
