@@ -340,3 +340,14 @@ def test_ids_that_differ_only_in_json_type_or_are_null_are_said_to_be_so(tmp_pat
     nulls = tmp_path / "nulls.results.jsonl"
     nulls.write_text(lines[0] + "".join(line.replace(f'"id": {10 + i},', '"id": null,') for i, line in enumerate(lines[1:])), encoding="utf-8")
     assert {u.why for u in compare(base, nulls).unpaired if u.side == "candidate"} == {"its id is null: it pairs with none"}
+
+
+def test_a_score_of_minus_zero_reads_as_zero_never_as_a_negative_score(tmp_path):
+    base, candidate = base_and_candidate(tmp_path, [2, 2, 2], [2, 2, 0])
+    lines = candidate.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[3] = lines[3].replace(f'"{ID_RECALL}": 0.0', f'"{ID_RECALL}": -0.0')
+    candidate.write_text("".join(lines), encoding="utf-8")
+    worst = compare(base, candidate).metrics[ID_RECALL].worsened[0]
+    assert str(worst.candidate) == "0.0"
+    result = invoke(["compare", str(base), str(candidate)])
+    assert result.exit_code == 0 and "1.000 -> 0.000" in result.output and "-0.000" not in result.output

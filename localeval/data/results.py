@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StrictInt, StrictStr, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
 from localeval.data.jsonl import MAX_LINE_BYTES, numbered_lines
@@ -30,7 +30,7 @@ MAX_ERROR_CHARS = 2000  # an error text in a row too long to write is cut to thi
 FORMAT = "localeval-results"
 FORMAT_VERSION = 1
 
-Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False), AfterValidator(lambda value: value + 0.0)]  # -0.0 read as 0.0: no score shows as "-0.000"
 Seconds = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 
 
