@@ -187,6 +187,8 @@ class VerdictStore:
             reason = str(error) or type(error).__name__
             damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
             fix = "; `localeval cache clear` starts it afresh" if damaged or isinstance(error, CacheUnusable) else ""
+            if damaged and _foreign(self.path):  # the data or a model named by --cache: clearing it would delete it
+                reason, fix = "not an sqlite file: not a verdict cache", ""
             _warn(f"the verdict cache {self.path} cannot be used ({reason}): {what}{fix}")
 
     # -- entries ----------------------------------------------------------------
@@ -338,6 +340,14 @@ def _is_sqlite_or_empty(path: Path) -> bool:
     with open(path, "rb") as handle:
         start = handle.read(len(SQLITE_MAGIC))
     return SQLITE_MAGIC.startswith(start)
+
+
+def _foreign(path: Path) -> bool:
+    """A file that is there and is no sqlite file (unreadable counts as not foreign: nothing is said of it)."""
+    try:
+        return path.is_file() and not _is_sqlite_or_empty(path)
+    except OSError:
+        return False
 
 
 def clear_store(path: Path) -> int:
