@@ -351,3 +351,18 @@ def test_a_score_of_minus_zero_reads_as_zero_never_as_a_negative_score(tmp_path)
     assert str(worst.candidate) == "0.0"
     result = invoke(["compare", str(base), str(candidate)])
     assert result.exit_code == 0 and "1.000 -> 0.000" in result.output and "-0.000" not in result.output
+
+
+def test_the_python_api_refuses_arguments_of_the_wrong_kind_with_a_config_error(tmp_path):
+    from localeval.errors import ConfigError
+
+    base, candidate = base_and_candidate(tmp_path, [1, 2], [2, 1])
+    assert list(compare(base, candidate, metrics=ID_RECALL).metrics) == [ID_RECALL]  # one name, not its letters
+    for kwargs, words in (
+        ({"metrics": []}, "an empty list names no metric"),
+        ({"show": "5"}, "--show must be a whole number"),
+        ({"show": 2.5}, "--show must be a whole number"),
+        ({"max_drop_on": "bogus"}, "max_drop_on must be one of"),
+    ):
+        with pytest.raises(ConfigError, match=words):
+            compare(base, candidate, **kwargs)

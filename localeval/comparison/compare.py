@@ -267,13 +267,17 @@ def compare(
     (metric -> the most the candidate may cost, in [0, 1]) are read in the mode `max_drop_on`
     (as --threshold-on's), and refused (`gate_refusal`, exit code 2) when the runs' setups differ
     in what a score means, unless `allow_setup_change`."""
-    on = check_gate_on(max_drop_on)
+    on = check_gate_on(max_drop_on, "max_drop_on")
+    if isinstance(metrics, str):  # one name, not its letters
+        metrics = [metrics]
+    if metrics is not None and not (metrics := list(metrics)):
+        raise ConfigError("metrics: an empty list names no metric to compare (None compares every metric both runs scored)")
     gates = dict(max_drop or {})
     for name, value in gates.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
             raise ConfigError(f"--max-drop {name}: {value!r} is not a share in [0, 1]")
-    if show < 0:
-        raise ConfigError(f"--show must be 0 or more, got {show}")
+    if isinstance(show, bool) or not isinstance(show, int) or show < 0:
+        raise ConfigError(f"--show must be a whole number, 0 or more, got {show!r}")
     with no_cycle_collection():
         return _compare(base, candidate, metrics, gates, on, allow_setup_change, show)
 

@@ -45,14 +45,14 @@ _FIGURES = {
 }
 
 
-def check_gate_on(value: object) -> GateOn:
-    """`value` as a gate mode, or a ConfigError that names the modes (and, for a retired name, why)."""
+def check_gate_on(value: object, option: str = "threshold_on") -> GateOn:
+    """`value` as a gate mode, or a ConfigError that names the `option`, the modes (and, for a retired name, why)."""
     if isinstance(value, str) and value in RETIRED_GATE_MODES:
-        raise ConfigError(f"threshold_on {RETIRED_GATE_MODES[value]}")
+        raise ConfigError(f"{option} {RETIRED_GATE_MODES[value]}")
     for mode in GATE_MODES:
         if value == mode:
             return mode
-    raise ConfigError(f"threshold_on must be one of {', '.join(GATE_MODES)}; got {value!r}")
+    raise ConfigError(f"{option} must be one of {', '.join(GATE_MODES)}; got {value!r}")
 
 
 @dataclass(frozen=True)
