@@ -88,13 +88,19 @@ VERIFIER_HELP = f"--verifier is --grader verifier, --no-verifier is --grader jud
 
 
 def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
-    pairs = []
+    """NAME=VALUE options as pairs. A name given twice with two values is refused: which one a
+    gate or an option should keep is the user's to say (the last one winning in silence would
+    make `-t m=0.9 ... -t m=0.5`, a gate loosened further down a long CI line, pass unnoticed)."""
+    pairs: dict[str, str] = {}
     for value in values:
         key, sep, rest = value.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"{option} expects NAME=VALUE, got '{value}'")
-        pairs.append((key.strip(), rest.strip()))
-    return pairs
+        name, given = key.strip(), rest.strip()
+        if pairs.get(name, given) != given:
+            raise ConfigError(f"{option} {name} is given twice, as '{pairs[name]}' and as '{given}': give it once")
+        pairs[name] = given
+    return list(pairs.items())
 
 
 def _numbers(values: tuple[str, ...], option: str) -> dict[str, float]:

@@ -112,6 +112,7 @@ def test_strict_stops_with_exit_code_two(write_jsonl, tmp_path):
         (["-m", "nonllm_context_recall", "--option", "nonllm_context_recall.measure=cosine"], "option 'measure'"),
         (["-m", "id_context_recall", "--resume"], "--resume needs --output"),
         (["-m", "id_context_recall", "-m", "id_context_recall"], "selected twice"),
+        (["-m", "id_context_recall", "-t", "id_context_recall=0.9", "-t", "id_context_recall=0.5"], "--threshold id_context_recall is given twice, as '0.9' and as '0.5'"),
     ],
 )
 def test_usage_errors_exit_two_with_a_message(write_jsonl, args, message):

@@ -198,6 +198,7 @@ def test_gates_and_options_that_cannot_be_read_are_usage_errors(tmp_path):
         (["--max-drop", "nope=0.1"], "--max-drop nope: not a metric both runs scored"),
         (["--max-drop", f"{ID_RECALL}=much"], "is not a number"),
         (["--max-drop", f"{ID_RECALL}=1.5"], "is not a share in [0, 1]"),
+        (["--max-drop", f"{ID_RECALL}=0.1", "--max-drop", f"{ID_RECALL}=0.2"], f"--max-drop {ID_RECALL} is given twice"),
         (["--max-drop-on", "lower"], "'lower' is no longer accepted"),
         (["-m", "context_recall"], "context_recall: not scored by both runs"),
     ):
