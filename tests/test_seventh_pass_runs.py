@@ -313,9 +313,13 @@ def test_a_report_named_dash_goes_to_standard_output_and_two_streams_there_are_r
 
 # ---- item 10: SIGTERM and SIGHUP clean a pull up --------------------------------------------------
 
+# The child starts with SIGTERM and SIGHUP at their defaults, as under a terminal or a CI runner: a
+# suite run under `nohup` hands its children SIGHUP ignored, which localeval rightly leaves ignored.
 SLOW_PULL = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 from localeval.models import store
 wheelhouse, started = sys.argv[1], Path(sys.argv[2])
 entry = store.CatalogModel(name="tiny", description="t", file="tiny.gguf", bytes=10, sha256="0" * 64, license="MIT",
