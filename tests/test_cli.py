@@ -113,6 +113,10 @@ def test_strict_stops_with_exit_code_two(write_jsonl, tmp_path):
         (["-m", "id_context_recall", "--resume"], "--resume needs --output"),
         (["-m", "id_context_recall", "-m", "id_context_recall"], "selected twice"),
         (["-m", "id_context_recall", "-t", "id_context_recall=0.9", "-t", "id_context_recall=0.5"], "--threshold id_context_recall is given twice, as '0.9' and as '0.5'"),
+        (["-m", "id_context_recall", "--min-mean", "id_context_recall=0.9", "--min-mean", "id_context_recall=0.5"], "--min-mean id_context_recall is given twice, as '0.9' and as '0.5'"),
+        (["-m", "nonllm_context_recall", "--option", "nonllm_context_recall.measure=jaro", "--option", "nonllm_context_recall.measure=levenshtein"],
+         "--option nonllm_context_recall.measure is given twice, as 'jaro' and as 'levenshtein'"),
+        (["-m", "id_context_recall", "--map", "reference_context_ids=a", "--map", "reference_context_ids=b"], "--map reference_context_ids is given twice, as 'a' and as 'b'"),
     ],
 )
 def test_usage_errors_exit_two_with_a_message(write_jsonl, args, message):

@@ -311,12 +311,15 @@ def test_no_output_may_name_the_config_or_an_input_a_header_records(tmp_path):
     for args, words in (
         (["--json", str(data)], f"--json {data} is the same file as the input BASE records"),
         (["--markdown", str(config), "--config", str(config)], f"--markdown {config} is the same file as the config file"),
+        (["--junit-xml", str(candidate)], f"--junit-xml {candidate} is the same file as CANDIDATE"),
+        (["--junit-xml", str(base)], f"--junit-xml {base} is the same file as BASE"),
     ):
         result = invoke(["compare", str(base), str(candidate), *args])
         assert result.exit_code == 2 and words in result.output, (args, result.output)
     result = invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(tmp_path / "candidate.jsonl")])
     assert result.exit_code == 2 and "is the same file as the input CANDIDATE records" in result.output
     assert data.read_bytes() == before and config.read_text(encoding="utf-8").startswith("max_drop")
+    assert compare(base, candidate).metrics  # both results files still read
 
 
 def test_a_results_file_a_windows_editor_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
