@@ -85,8 +85,12 @@ class CorrectnessDetails(BaseModel):
 
 
 def correctness_score(factuality: float, similarity: float, weights: Sequence[float]) -> float:
-    """ragas' np.average([f1, similarity], weights=weights), the similarity held at 0 from below."""
-    return (weights[0] * factuality + weights[1] * max(0.0, similarity)) / (weights[0] + weights[1])
+    """ragas' np.average([f1, similarity], weights=weights), the similarity held at 0 from below.
+    The weights are divided by the larger first: only their ratio counts, and weights near the
+    float's limits (1e308 twice) would otherwise overflow their sum into inf / inf, NaN."""
+    largest = max(weights)
+    factual_weight, similarity_weight = weights[0] / largest, weights[1] / largest
+    return (factual_weight * factuality + similarity_weight * max(0.0, similarity)) / (factual_weight + similarity_weight)
 
 
 class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
