@@ -59,10 +59,16 @@ class MetricComparison:
     improved: tuple[Mover, ...]
     worsened: tuple[Mover, ...]
     one_pipeline: bool = False
+    lower_is_better: bool = False  # the metric's good scores are its low ones (noise_sensitivity)
 
     @property
     def verdict(self) -> Verdict:
-        return self.difference.verdict
+        """The difference's verdict turned the metric's way: a lower-is-better metric whose
+        whole interval is above 0 got worse."""
+        found = self.difference.verdict
+        if not self.lower_is_better or found is Verdict.NO_DIFFERENCE:
+            return found
+        return Verdict.WORSE if found is Verdict.BETTER else Verdict.BETTER
 
     def sentence(self) -> str:
         """The one-line verdict: never "no regression" where the interval cannot tell."""
@@ -72,16 +78,19 @@ class MetricComparison:
         low, high = d.ci95
         if self.one_pipeline and low == high == 0.0:
             return "no difference: the same input scored with the same setup gave every sample the same score"
-        figures = f"{d.mean:+.3f} (95% interval {low:+.3f} to {high:+.3f})"
-        if d.verdict is Verdict.BETTER:
+        figures = f"{d.mean:+.3f} (95% interval {low:+.3f} to {high:+.3f}{'; lower is better' if self.lower_is_better else ''})"
+        if self.verdict is Verdict.BETTER:
             return f"better: {figures}"
-        if d.verdict is Verdict.WORSE:
+        if self.verdict is Verdict.WORSE:
             return f"worse: {figures}"
+        if self.lower_is_better:
+            return f"no difference shown: {figures}; the data allow anything from a fall of {-low:.3f} (better) to a rise of {high:.3f} (worse)"
         return f"no difference shown: {figures}; the data allow anything from a drop of {-low:.3f} to a gain of {high:.3f}"
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
-            **self.difference.to_json_dict(), "sentence": self.sentence(), "undefined_in_both": self.undefined_in_both,
+            **self.difference.to_json_dict(), "verdict": self.verdict.value, "lower_is_better": self.lower_is_better,
+            "sentence": self.sentence(), "undefined_in_both": self.undefined_in_both,
             "not_compared": [u.to_json_dict() for u in self.not_compared], "gate": self.gate.to_json_dict() if self.gate else None,
             "improved": [m.to_json_dict() for m in self.improved], "worsened": [m.to_json_dict() for m in self.worsened],
         }
@@ -200,8 +209,11 @@ def _why_not(row: ResultRow, metric: str) -> str:
 
 
 def _compare_metric(
-    name: str, pairs: list[tuple[ResultRow, ResultRow]], samples: tuple[RecordedInput, RecordedInput], show: int, one_pipeline: bool
+    name: str, pairs: list[tuple[ResultRow, ResultRow]], samples: tuple[RecordedInput, RecordedInput], show: int, one_pipeline: bool, lower: bool
 ) -> tuple[PairedDifference, list[Unpaired], int, tuple[Mover, ...], tuple[Mover, ...]]:
+    """The paired difference of `name`, the samples not compared, how many both runs left
+    undefined, and the `show` samples that improved and worsened most (for a `lower`-is-better
+    metric, a fall is an improvement)."""
     base_scores: list[float] = []
     candidate_scores: list[float] = []
     scored: list[tuple[ResultRow, ResultRow]] = []
@@ -232,9 +244,9 @@ def _compare_metric(
         changes = what_changed((base.details.get(name), candidate.details.get(name)), found)
         return Mover(base.id, base.line, candidate.line, base_scores[index], candidate_scores[index], changes)
 
-    worsened = tuple(mover(i) for i in order[:show] if candidate_scores[i] < base_scores[i])
-    improved = tuple(mover(i) for i in reversed(order[-show:] if show else []) if candidate_scores[i] > base_scores[i])
-    return difference, unpaired, both_undefined, improved, worsened
+    fell = tuple(mover(i) for i in order[:show] if candidate_scores[i] < base_scores[i])
+    rose = tuple(mover(i) for i in reversed(order[-show:] if show else []) if candidate_scores[i] > base_scores[i])
+    return (difference, unpaired, both_undefined, fell, rose) if lower else (difference, unpaired, both_undefined, rose, fell)
 
 
 def _sample(recorded: RecordedInput, row: ResultRow) -> ScoredSample | None:
@@ -308,13 +320,19 @@ def _compare(
     inputs = (read_recorded_input(runs[0].run, runs[0].path), read_recorded_input(runs[1].run, runs[1].path))
     pairs, questions = _check_questions(pairs, inputs, unpaired)
     refusal = _gate_refusal(setup, allow_setup_change) if gates else None
+    from localeval.metrics import lower_is_better  # the metric modules, once a comparison is made (not for `compare --help`)
+
     compared = {}
     for name in shared:
-        difference, not_compared, both_undefined, improved, worsened = _compare_metric(name, pairs, inputs, show, one_pipeline)
+        lower = lower_is_better(name)
+        difference, not_compared, both_undefined, improved, worsened = _compare_metric(name, pairs, inputs, show, one_pipeline, lower)
         gate = None
         if name in gates and refusal is None:
-            gate = drop_gate(on, float(gates[name]), paired=difference.count, mean=difference.mean, interval=difference.ci95, uncompared=len(unpaired) + len(not_compared))
-        compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, one_pipeline)
+            mean, interval = difference.mean, difference.ci95
+            if lower:  # the cost is the rise: the gate reads the difference with its sign turned
+                mean, interval = None if mean is None else -mean, None if interval is None else (-interval[1], -interval[0])
+            gate = drop_gate(on, float(gates[name]), paired=difference.count, mean=mean, interval=interval, uncompared=len(unpaired) + len(not_compared))
+        compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, one_pipeline, lower)
     return Comparison(
         runs[0].path, runs[1].path, "line" if _by_line(*runs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
         {name: float(value) for name, value in gates.items()}, refusal,

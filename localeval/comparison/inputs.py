@@ -19,10 +19,11 @@ from localeval.data.jsonl import STDIN, read_records
 
 @dataclass(frozen=True)
 class ScoredSample:
-    """What a comparison reads of one input line: its question and retrieved contexts."""
+    """What a comparison reads of one input line: its question, retrieved contexts and response."""
 
     question: str | None
     contexts: tuple[str, ...]
+    response: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def read_recorded_input(run: dict[str, Any], results_path: str) -> RecordedInput
     if file_sha256(path) != sha256:
         return RecordedInput(None, f"{results_path}: {path} is not the input it scored (another SHA-256)")
     samples = {
-        record.line: ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()))
+        record.line: ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()), record.sample.response)
         for record in read_records(path, field_map=field_map)
         if record.sample is not None
     }

@@ -174,6 +174,15 @@ def metric_class(name: str) -> type[Metric[Any]] | None:
     return REGISTRY.get(name)
 
 
+def lower_is_better(name: str) -> bool:
+    """Whether the metric registered under `name` scores its good samples low (noise_sensitivity):
+    what `localeval compare` orients its verdict, movers and gate by. Read from the registry as it
+    stands (the built-ins, and metrics code registered), importing no installed package: a name
+    it does not hold is read as higher-is-better, as every metric was before."""
+    cls = REGISTRY.get(name)
+    return cls is not None and not cls.higher_is_better
+
+
 def builtin_with_option(option: str) -> tuple[str, ...]:
     """The built-in metrics that have the option `option`, in registry order: those a CLI shortcut
     (--verifier, --statements, --no-reasons) sets it for, so the CLI names no metric. Built-ins

@@ -83,6 +83,10 @@ class Metric(Generic[P]):
     # Whether a run that names no metric scores this one (a built-in's choice; see
     # localeval.metrics.DEFAULT_METRICS for why two are left out).
     by_default: ClassVar[bool] = True
+    # Which way is better: False for a metric whose low scores are the good ones (noise_sensitivity),
+    # so `localeval compare` calls a rise a regression, lists it among the samples that worsened,
+    # and reads a --max-drop gate on the rise.
+    higher_is_better: ClassVar[bool] = True
     # The key of the calibration table the metric's judge rule weighs its features with (in the
     # catalog and in calibration files), or None for a metric without one.
     calibration_key: ClassVar[str | None] = None

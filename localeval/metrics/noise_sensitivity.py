@@ -146,6 +146,7 @@ class NoiseSensitivity(JudgeMetric[NoiseParams]):
     description = "Share of the response's statements that the reference does not support and a relevant (or irrelevant) retrieved context does; lower is better."
     required_fields = ("user_input", "response", "reference", "retrieved_contexts")
     by_default = False  # named to run: localeval.metrics.DEFAULT_METRICS says why
+    higher_is_better = False  # a share of wrong statements: compare calls a rise worse
     calibration_key = ATTRIBUTION_KEY  # the statement engine's verdicts
     calibration_features = ATTRIBUTION_FEATURES
     default_calibration = ATTRIBUTION_CALIBRATION

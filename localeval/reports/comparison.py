@@ -30,9 +30,12 @@ def difference_interval(bounds: tuple[float, float] | None) -> str:
     return f"{signed(bounds[0])} to {signed(bounds[1])}" if bounds else "-"
 
 
-def gate_words(name: str, gate: DropGate) -> str:
-    """One gate's verdict in words: the figure it read, the limit, and why not where the number does not say."""
+def gate_words(name: str, gate: DropGate, lower_is_better: bool = False) -> str:
+    """One gate's verdict in words: the figure it read, the limit, and why not where the number does
+    not say; for a lower-is-better metric, that it read the difference with its sign turned."""
     words = DROP_FIGURE_WORDS.get(gate.figure, gate.figure)
+    if lower_is_better:
+        words = f"lower is better, so a rise is the drop: {words} with its sign turned,"
     verdict = "ok" if gate.ok else "NOT met"
     reason = f" ({gate.reason})" if gate.reason else ""
     return f"--max-drop {name}={number(gate.max_drop)} ({gate.on}): {words} {signed(gate.value)} against -{number(gate.max_drop)}: {verdict}{reason}"
@@ -101,7 +104,7 @@ def comparison_text(comparison: Comparison) -> str:
         lines.append(plain(f"{name}: {m.sentence()}"))
         lines += [plain(note) for note in metric_notes(m)]
         if m.gate is not None:
-            lines.append(plain(gate_words(name, m.gate)))
+            lines.append(plain(gate_words(name, m.gate, m.lower_is_better)))
     lines += [plain(line) for line in unpaired_summary(comparison)]
     moved = mover_tables(comparison)
     if moved:
@@ -146,11 +149,11 @@ def write_comparison_markdown(out: IO[str], comparison: Comparison) -> None:
         gate = "-" if m.gate is None else ("ok" if m.gate.ok else "**NOT met**")
         out.write(
             f"| {markdown_cell(name)} | {d.count} | {number(d.base_mean)} | {number(d.candidate_mean)} | {signed(d.mean)} | {difference_interval(d.ci95)} | "
-            f"{d.up} / {d.down} / {d.level} | {markdown_cell(d.verdict.value)} | {gate} |\n"
+            f"{d.up} / {d.down} / {d.level} | {markdown_cell(m.verdict.value)} | {gate} |\n"
         )
     notes = [f"{name}: {m.sentence()}" for name, m in comparison.metrics.items()]
     notes += [note for m in comparison.metrics.values() for note in metric_notes(m)]
-    notes += [gate_words(name, m.gate) for name, m in comparison.metrics.items() if m.gate is not None]
+    notes += [gate_words(name, m.gate, m.lower_is_better) for name, m in comparison.metrics.items() if m.gate is not None]
     notes += unpaired_summary(comparison)[:1]
     out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
     if comparison.unpaired:
@@ -179,7 +182,7 @@ def write_comparison_junit(out: IO[str], comparison: Comparison) -> None:
             body = f'<error message={xml_attribute(reason)} type="refused">{xml_text(reason)}</error>'
         elif not m.gate.ok:
             failures += 1
-            text = gate_words(name, m.gate)
+            text = gate_words(name, m.gate, m.lower_is_better)
             body = f'<failure message={xml_attribute(text)} type="max-drop">{xml_text(text)}</failure>'
         else:
             body = ""

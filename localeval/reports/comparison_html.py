@@ -43,18 +43,18 @@ def write_comparison_html(out: IO[str], comparison: Comparison, title: str = "lo
     )
     for name, m in comparison.metrics.items():
         d = m.difference
-        css = VERDICT_CLASS.get(d.verdict.value, "")
+        css = VERDICT_CLASS.get(m.verdict.value, "")
         out.write(
             f"<tr><td>{html_text(name)}</td><td class=num>{d.count}</td><td class=num>{number(d.base_mean)}</td><td class=num>{number(d.candidate_mean)}</td>"
             f"<td class=num>{signed(d.mean)}</td><td class=num>{difference_interval(d.ci95)}</td><td class=num>{d.up}</td><td class=num>{d.down}</td>"
-            f"<td class=num>{d.level}</td><td class=\"{css}\">{html_text(d.verdict.value)}</td></tr>\n"
+            f"<td class=num>{d.level}</td><td class=\"{css}\">{html_text(m.verdict.value)}</td></tr>\n"
         )
     out.write("</tbody></table>\n<ul>")
     for name, m in comparison.metrics.items():
         out.write(f"<li>{html_text(name)}: {html_text(m.sentence(), 1000)}</li>")
         out.write("".join(f"<li>{html_text(note, 2000)}</li>" for note in metric_notes(m)))
         if m.gate is not None:
-            out.write(f"<li>{html_text(gate_words(name, m.gate), 1000)}</li>")
+            out.write(f"<li>{html_text(gate_words(name, m.gate, m.lower_is_better), 1000)}</li>")
     out.write("</ul>\n")
     if comparison.unpaired:
         out.write(f"<h2>Not paired ({len(comparison.unpaired)})</h2><table><thead><tr><th>id</th><th>line</th><th>side</th><th>why</th></tr></thead><tbody>\n")

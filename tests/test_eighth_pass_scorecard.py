@@ -1,0 +1,105 @@
+"""Issue 72, the eighth hardening pass, on ragas' scorecard metrics (semantic_similarity,
+answer_correctness, context_entity_recall, noise_sensitivity): `localeval compare` reads
+noise_sensitivity the way it points (lower is better), the movers say what changed in these
+metrics' details, and option values at the float's limits never make a score NaN."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import invoke
+
+from localeval import compare, create_metric
+from localeval.data.samples import Sample
+from localeval.stats.paired import Verdict
+
+# Six capitals: the reference states the capital, the one retrieved context states it and a
+# second fact about another city (a relevant context: it supports the reference).
+FACTS = [
+    ("Paris is the capital of France.", "Lyon is famous for its food."),
+    ("Berlin is the capital of Germany.", "Munich hosts the Oktoberfest."),
+    ("Rome is the capital of Italy.", "Milan is a fashion centre."),
+    ("Madrid is the capital of Spain.", "Barcelona has the Sagrada Familia."),
+    ("Lisbon is the capital of Portugal.", "Porto is known for port wine."),
+    ("Vienna is the capital of Austria.", "Salzburg is the birthplace of Mozart."),
+]
+METRICS = ("noise_sensitivity", "semantic_similarity", "answer_correctness")
+
+
+def _scored(tmp_path: Path, name: str, noisy: bool) -> Path:
+    """The capitals scored with the verifier: the response is the reference (noisy=False), or the
+    context's other fact, which the reference does not state (noise_sensitivity 1)."""
+    rows: list[dict[str, Any]] = []
+    for n, (reference, other) in enumerate(FACTS):
+        rows.append({"id": f"q{n}", "user_input": "What is the capital?", "reference": reference, "retrieved_contexts": [f"{reference} {other}"],
+                     "response": other if noisy else reference})
+    data = tmp_path / f"{name}.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = tmp_path / f"{name}.results.jsonl"
+    metrics = [arg for name in METRICS for arg in ("-m", name)]
+    result = invoke(["score", str(data), *metrics, "--verifier", "-o", str(out), "-q", "--no-timing"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def capitals(tmp_path_factory: pytest.TempPathFactory, embedding_model: Path) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("capitals")
+    return _scored(folder, "base", noisy=False), _scored(folder, "candidate", noisy=True)
+
+
+def test_compare_calls_a_rise_of_noise_sensitivity_worse_and_gates_the_rise(capitals, tmp_path):
+    """noise_sensitivity is lower-is-better: a rise from 0 to 1 was "better", listed among the
+    samples that "improved most", and --max-drop gated its falls (the improvements) while the rise
+    passed. Now the verdict, the movers, the gate and every report read it the way it points."""
+    base, candidate = capitals
+    found = compare(base, candidate, max_drop={"noise_sensitivity": 0.1})
+    noise = found.metrics["noise_sensitivity"]
+    assert noise.difference.mean == pytest.approx(1.0) and noise.lower_is_better
+    assert noise.verdict is Verdict.WORSE and noise.sentence().startswith("worse: +1.000") and "lower is better" in noise.sentence()
+    assert len(noise.worsened) == 5 and noise.improved == () and noise.gate is not None and not noise.gate.ok
+    similarity = found.metrics["semantic_similarity"]  # higher is better, as before: its fall is what worsened
+    assert not similarity.lower_is_better and similarity.difference.mean < 0 and similarity.worsened and similarity.improved == ()
+    back = compare(candidate, base, max_drop={"noise_sensitivity": 0.1}).metrics["noise_sensitivity"]
+    assert back.verdict is Verdict.BETTER and back.worsened == () and len(back.improved) == 5 and back.gate is not None and back.gate.ok
+    md, js, xml = tmp_path / "c.md", tmp_path / "c.json", tmp_path / "c.xml"
+    result = invoke(["compare", str(base), str(candidate), "-m", "noise_sensitivity", "--max-drop", "noise_sensitivity=0.1", "--markdown", str(md), "--json", str(js), "--junit-xml", str(xml)])
+    assert result.exit_code == 1, result.output
+    assert "noise_sensitivity, worsened most:" in result.output and "improved most" not in result.output
+    assert "lower is better, so a rise is the drop" in result.output
+    figures = json.loads(js.read_text(encoding="utf-8"))["metrics"]["noise_sensitivity"]
+    assert figures["verdict"] == "worse" and figures["lower_is_better"] is True and len(figures["worsened"]) == 5
+    assert "| 6 / 0 / 0 | worse | **NOT met** |" in md.read_text(encoding="utf-8") and 'failures="1"' in xml.read_text(encoding="utf-8")
+    page = tmp_path / "c.html"
+    assert invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(page)]).exit_code == 0
+    assert '<td class="fail">worse</td>' in page.read_text(encoding="utf-8")
+
+
+def test_the_movers_say_what_changed_in_the_scorecard_metrics(capitals):
+    """A mover of these metrics listed nothing but its two scores; it now names the response that
+    changed, the cosine and factuality of each run, the response's and the reference's statements
+    that flipped, and the statements noise_sensitivity counted, with the context it took them from."""
+    base, candidate = capitals
+    found = compare(base, candidate)
+    noise = found.metrics["noise_sensitivity"].worsened[0].changes
+    assert noise[0].startswith("response changed: 'Paris is the capital of France.' in the base, 'Lyon is famous for its food.' in the candidate") or noise[0].startswith("response changed:")
+    assert any(c.startswith("response statement only in the candidate (counted: the reference does not support it, retrieved context 1 does)") for c in noise), noise
+    similarity = found.metrics["semantic_similarity"].worsened[0].changes
+    assert any(c.startswith("cosine similarity 1.00 in the base, ") for c in similarity), similarity
+    correctness = found.metrics["answer_correctness"].worsened[0].changes
+    assert any(c.startswith("factuality 1.00 in the base, 0.00 in the candidate") for c in correctness), correctness
+    assert any(c.startswith("response statement judged only in the candidate (not attributed)") for c in correctness), correctness
+
+
+def test_answer_correctness_weights_at_the_floats_limits_score_as_their_ratio(embedding_model):
+    """Weights of 1e308 each summed to inf, and inf / inf made the score NaN (a sample with no
+    statement anywhere scored NaN; one with a finite sum scored 0). Only the ratio counts."""
+    samples = [Sample(response="The Eiffel Tower was completed in 1889.", reference="The Eiffel Tower was completed in 1889 in Paris."), Sample(response="", reference="")]
+    for huge, plain in (([1e308, 1e308], [1.0, 1.0]), ([5e-324, 0.0], [1.0, 0.0]), ([1e308, 5e-324], [1.0, 0.0])):
+        scores = [create_metric("answer_correctness", {"grader": "verifier", "weights": w}).score_batch(samples, None) for w in (huge, plain)]
+        for weighted, reference in zip(*scores):
+            assert math.isfinite(weighted.value) and weighted.value == pytest.approx(reference.value, abs=1e-12), (huge, weighted.value, reference.value)
