@@ -9,7 +9,6 @@ what was cached before (see `_load`).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -19,6 +18,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from localeval.cores import usable_cores
 from localeval.data.files import file_sha256
 from localeval.errors import JudgeError, ModelError
 from localeval.judge import Message, T, Usage
@@ -71,8 +71,10 @@ def parse_answer(text: str, schema: type[T]) -> T:
 
 
 def default_threads() -> int:
-    """Physical-ish cores: llama.cpp gets slower, not faster, with more threads than cores."""
-    return max(1, min(8, os.cpu_count() or 1))
+    """The cores this process may run on (its affinity and its container's CPU quota, not the
+    host's count: localeval.cores), at most 8: llama.cpp gets slower, not faster, with more
+    threads than it may run."""
+    return min(8, usable_cores())
 
 
 class LlamaJudge:

@@ -34,7 +34,7 @@ class JudgeSpec(BaseModel):
 
     model: str | None = Field(None, description="Judge: a GGUF path or catalog name (default: $LOCALEVAL_MODEL, else the catalog default).")
     n_ctx: int | None = Field(None, ge=MIN_CONTEXT, le=MAX_CONTEXT, description=f"Judge context window in tokens (default 4096, at least {MIN_CONTEXT}).")
-    threads: int | None = Field(None, ge=1, le=MAX_THREADS, description="Judge CPU threads (default: number of cores, at most 8).", json_schema_extra={"identity": False})
+    threads: int | None = Field(None, ge=1, le=MAX_THREADS, description="Judge CPU threads (default: the cores this process may use, its affinity and container CPU quota, at most 8).", json_schema_extra={"identity": False})
     seed: int | None = Field(None, ge=0, description="Judge seed (default 0; decoding is greedy either way).")
     gpu_layers: int | None = Field(None, ge=-1, description="Judge layers to offload to the GPU (-1: all); needs llama-cpp-python built for CUDA or Metal.")
     calibration: str | None = Field(None, description="Use this calibration file (written by `localeval calibrate`) instead of the catalog's.")

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from localeval.cores import usable_cores
+
 MAX_WORKERS = 8
 BLAS_THREAD_SETTINGS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -35,13 +37,13 @@ def _setting(name: str) -> int | None:
 
 def worker_count() -> int:
     """Threads to forward batches on: the cores this process may run on (its CPU affinity, which
-    containers and `taskset` set), at most MAX_WORKERS, and one where BLAS is not pinned to a single
-    thread. OMP_NUM_THREADS, which Ray sets to an actor's CPUs and users set to bound a process,
+    containers and `taskset` set, and its container's CPU quota: localeval.cores), at most
+    MAX_WORKERS, and one where BLAS is not pinned to a single thread. OMP_NUM_THREADS, which Ray sets to an actor's CPUs and users set to bound a process,
     caps it."""
     blas = [_setting(name) for name in BLAS_THREAD_SETTINGS[:2]]
     if not any(value == 1 for value in blas):
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = usable_cores()
     cap = _setting("OMP_NUM_THREADS") or MAX_WORKERS
     return max(1, min(cores, cap, MAX_WORKERS))
 
