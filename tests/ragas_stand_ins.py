@@ -57,5 +57,8 @@ def embed_as(monkeypatch: pytest.MonkeyPatch, vectors: dict[str, list[float]]) -
             calls.append([text for texts in groups for text in texts])
             return [np.array([vectors[text] for text in texts], dtype=np.float32) for texts in groups]
 
+        def is_cut(self, text: str) -> bool:  # the known texts are short
+            return False
+
     monkeypatch.setattr("localeval.models.embedding.load_embedder", lambda: Known())
     return calls

@@ -103,3 +103,22 @@ def test_answer_correctness_weights_at_the_floats_limits_score_as_their_ratio(em
         scores = [create_metric("answer_correctness", {"grader": "verifier", "weights": w}).score_batch(samples, None) for w in (huge, plain)]
         for weighted, reference in zip(*scores):
             assert math.isfinite(weighted.value) and weighted.value == pytest.approx(reference.value, abs=1e-12), (huge, weighted.value, reference.value)
+
+
+def test_a_text_longer_than_the_embedding_reads_is_named_in_the_details(embedding_model):
+    """all-MiniLM-L6-v2 reads 254 word pieces of a text (as sentence-transformers cuts it for
+    ragas): two long texts that differ only after that scored cosine 1.0 with nothing said. The
+    details and the explanation now name the texts read only in part; a short one is not named."""
+    from localeval.metrics.answer_correctness import AnswerCorrectness
+    from localeval.metrics.semantic_similarity import SemanticSimilarity
+
+    opening = "The Amazon River flows through Brazil into the Atlantic Ocean. " * 30
+    long_pair = Sample(response=opening + "The capital of France is Paris.", reference=opening + "Bananas grow on the Moon.")
+    short_pair = Sample(response="The Amazon flows into the Atlantic.", reference=opening)
+    similarity = create_metric("semantic_similarity").score_batch([long_pair, short_pair], None)
+    assert similarity[0].value == pytest.approx(1.0, abs=1e-6) and similarity[0].details["cut"] == ["response", "reference"]
+    assert "only the first 254 word pieces of the response and the reference were read" in SemanticSimilarity.explain_raw(similarity[0].details)
+    assert similarity[1].details["cut"] == ["reference"]
+    assert "cut" not in create_metric("semantic_similarity").score_batch([Sample(response="Ann wrote it.", reference="Ann wrote it.")], None)[0].details
+    correctness = create_metric("answer_correctness", {"grader": "verifier"}).score_batch([short_pair], None)[0]
+    assert correctness.details["cut"] == ["reference"] and "word pieces of the reference were read" in AnswerCorrectness.explain_raw(correctness.details)

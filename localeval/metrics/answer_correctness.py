@@ -35,7 +35,7 @@ from localeval.metrics.base import MAX_ITEMS, Score, shorten
 from localeval.metrics.factual_correctness import BetaOption, FactualCorrectness, FactualParams, fbeta_score
 from localeval.metrics.judging import JudgeMetric
 from localeval.metrics.recall import RecallParams, StatementVerdict
-from localeval.metrics.semantic_similarity import embedded_text, pair_cosines, with_embedding_model
+from localeval.metrics.semantic_similarity import cut_note, cut_texts, embedded_text, pair_cosines, with_embedding_model
 
 DEFAULT_WEIGHTS = (0.75, 0.25)  # ragas' factuality and similarity weights
 
@@ -82,6 +82,7 @@ class CorrectnessDetails(BaseModel):
     fn: int
     response_statements: list[StatementVerdict] = Field(default_factory=list)
     reference_statements: list[StatementVerdict] = Field(default_factory=list)
+    cut: list[str] = Field(default_factory=list)  # texts the embedding read the beginning of (semantic_similarity's cut_texts)
 
 
 def correctness_score(factuality: float, similarity: float, weights: Sequence[float]) -> float:
@@ -120,11 +121,13 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
         counted = [factual.score_sample(sample, judge) for sample in samples]
         weights = self.params.weights
         cosines: list[float | None] = [None] * len(samples)
+        cut: list[list[str]] = [[] for _ in samples]
         if weights[1]:
             cosines = list(pair_cosines([embedded_text(s.response) for s in samples], [embedded_text(s.reference) for s in samples]))
-        return [self._combined(found, cosine) for found, cosine in zip(counted, cosines)]
+            cut = [cut_texts(s.response, s.reference) for s in samples]
+        return [self._combined(found, cosine, texts) for found, cosine, texts in zip(counted, cosines, cut)]
 
-    def _combined(self, found: Score, cosine: float | None) -> Score:
+    def _combined(self, found: Score, cosine: float | None, cut: list[str]) -> Score:
         counts = found.details
         tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
         response, reference = counts.get("response_statements", []), counts.get("reference_statements", [])
@@ -137,6 +140,8 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
         }
         if cosine is not None:
             details["similarity"] = round(cosine, 4)
+        if cut:
+            details["cut"] = cut
         return Score(value=value, details=details, usage=found.usage)
 
     @classmethod
@@ -145,4 +150,4 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
         said = f"factuality {details.factuality:.2f} ({details.tp} of {details.tp + details.fp} response statements supported, {details.fn} reference statements missed), {similarity}"
         wrong = [f"unsupported '{shorten(s.statement)}'" for s in details.response_statements if not s.attributed]
         wrong += [f"missed '{shorten(s.statement)}'" for s in details.reference_statements if not s.attributed]
-        return said + (": " + "; ".join(wrong[:MAX_ITEMS]) if wrong else "")
+        return said + cut_note(details.cut) + (": " + "; ".join(wrong[:MAX_ITEMS]) if wrong else "")

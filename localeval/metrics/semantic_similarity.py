@@ -44,6 +44,7 @@ class SimilarityParams(BaseModel):
 class SimilarityDetails(BaseModel):
     cosine: float
     threshold: float | None = None
+    cut: list[str] = Field(default_factory=list)  # the texts longer than the model reads (cut_texts)
 
 
 def embedded_text(text: str | None) -> str:
@@ -69,6 +70,25 @@ def pair_cosines(left: Sequence[str], right: Sequence[str]) -> list[float]:
     return cosines
 
 
+def cut_texts(response: str | None, reference: str | None) -> list[str]:
+    """Which of the two texts ("response", "reference") the embedding model reads only the
+    beginning of (its first 254 word pieces, as sentence-transformers cuts them for ragas): a
+    cosine of 1 there says nothing about what follows, so the details name them."""
+    from localeval.models.embedding import load_embedder
+
+    embedder = load_embedder()
+    return [name for name, text in (("response", response), ("reference", reference)) if embedder.is_cut(embedded_text(text))]
+
+
+def cut_note(cut: Sequence[str]) -> str:
+    """What `explain` adds for the texts `cut_texts` named."""
+    if not cut:
+        return ""
+    from localeval.models.embedding import MAX_TOKENS
+
+    return f"; only the first {MAX_TOKENS - 2} word pieces of the {' and the '.join(cut)} were read (the embedding model's limit)"
+
+
 def with_embedding_model(described: dict[str, Any]) -> dict[str, Any]:
     """A metric's `describe_params` with the embedding model's SHA-256 (the model loaded here, so a
     missing one stops a run before its first sample): every metric that reads embeddings records
@@ -92,20 +112,23 @@ class SemanticSimilarity(Metric[SimilarityParams]):
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         cosines = pair_cosines([embedded_text(s.response) for s in samples], [embedded_text(s.reference) for s in samples])
-        return [self.score_cosine(cosine) for cosine in cosines]
+        return [self.score_cosine(cosine, cut_texts(s.response, s.reference)) for s, cosine in zip(samples, cosines)]
 
-    def score_cosine(self, cosine: float) -> Score:
-        """ragas' score for a cosine: the cosine (held at 0 from below), or 1/0 at the threshold."""
+    def score_cosine(self, cosine: float, cut: Sequence[str] = ()) -> Score:
+        """ragas' score for a cosine: the cosine (held at 0 from below), or 1/0 at the threshold;
+        the details name the texts the embedding read only the beginning of (`cut`)."""
         threshold = self.params.threshold
         value = max(0.0, cosine) if threshold is None else float(cosine >= threshold)
         details: dict[str, Any] = {"cosine": round(cosine, 4)}
         if threshold is not None:
             details["threshold"] = threshold
+        if cut:
+            details["cut"] = list(cut)
         return Score(value=value, details=details)
 
     @classmethod
     def explain(cls, details: SimilarityDetails) -> str:
         said = f"the response's and the reference's embeddings have cosine similarity {details.cosine:.2f}"
-        if details.threshold is None:
-            return said
-        return said + (" (at least " if details.cosine >= details.threshold else " (below ") + f"the threshold {details.threshold:g})"
+        if details.threshold is not None:
+            said += (" (at least " if details.cosine >= details.threshold else " (below ") + f"the threshold {details.threshold:g})"
+        return said + cut_note(details.cut)

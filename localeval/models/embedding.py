@@ -91,6 +91,11 @@ class Embedder:
         """`[CLS] text [SEP]`, at most MAX_TOKENS ids."""
         return [self.tokenizer.cls, *self.tokenizer.encode(text)[: MAX_TOKENS - 2], self.tokenizer.sep]
 
+    def is_cut(self, text: str) -> bool:
+        """Whether `text` has more word pieces than the model reads (MAX_TOKENS with [CLS] and
+        [SEP]): its embedding is then its beginning's, and what follows is never compared."""
+        return len(self.tokenizer.encode(text)) > MAX_TOKENS - 2
+
     def embed(self, texts: Sequence[str]) -> Any:
         """An array of one L2-normalised float32 row per text (mean pooling over its tokens), the
         texts forwarded in length-sorted batches on the process's cores (verifier.batches)."""
