@@ -122,3 +122,21 @@ def test_a_text_longer_than_the_embedding_reads_is_named_in_the_details(embeddin
     assert "cut" not in create_metric("semantic_similarity").score_batch([Sample(response="Ann wrote it.", reference="Ann wrote it.")], None)[0].details
     correctness = create_metric("answer_correctness", {"grader": "verifier"}).score_batch([short_pair], None)[0]
     assert correctness.details["cut"] == ["reference"] and "word pieces of the reference were read" in AnswerCorrectness.explain_raw(correctness.details)
+
+
+def test_labels_say_which_scored_metrics_take_none(write_jsonl, tmp_path, embedding_model):
+    """With --labels, a run of metrics no row kind labels (semantic_similarity, context_entity_recall)
+    said only that the context_recall labels were unused; it now names the metrics that take no
+    labels, and a row whose "metric" names one says it takes none (exit 2, file, line and field)."""
+    rows = [{"id": f"s{n}", "response": "The Amazon flows into the Atlantic.", "reference": "The Amazon flows into the Atlantic Ocean.",
+             "retrieved_contexts": ["The Amazon flows into the Atlantic Ocean."]} for n in range(3)]
+    data = write_jsonl(rows)
+    label = {"id": "s0", "statement": "The Amazon flows into the Atlantic Ocean.", "label": 1, "retrieved_contexts": ["The Amazon flows into the Atlantic Ocean."]}
+    labels = write_jsonl([label], name="labels.jsonl")
+    metrics = ["-m", "semantic_similarity", "-m", "context_entity_recall", "--option", "context_entity_recall.extractor=capitalised_spans"]
+    result = invoke(["score", str(data), *metrics, "--labels", str(labels), "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "semantic_similarity, context_entity_recall take no labels: no row kind of the labels file holds their human score" in result.output
+    wrong = write_jsonl([{**label, "metric": "noise_sensitivity"}], name="wrong.jsonl")
+    refused = invoke(["score", str(data), *metrics, "--labels", str(wrong), "-o", str(tmp_path / "again.jsonl")])
+    assert refused.exit_code == 2 and f"{wrong}:1: field 'metric'" in refused.output and "noise_sensitivity takes no labels" in refused.output

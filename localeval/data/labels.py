@@ -30,6 +30,10 @@ from localeval.errors import InputError
 
 KINDS = ("statement", "required", "useful")
 STATEMENT_METRICS = ("context_recall", "faithfulness")  # whose statement an attribution row labels (the first: by default)
+# Every metric a row of the file can label: the attribution rows' two, the relevance rows' and the
+# usefulness rows'. A metric outside it (answer_relevancy, factual_correctness, the ragas scorecard,
+# the id and string metrics) has no row kind that holds its human score.
+LABELLED_METRICS = (*STATEMENT_METRICS, "context_relevance", "context_precision")
 
 
 def _strings(row: dict[str, Any], key: str, name: str, number: int) -> list[str]:
@@ -101,8 +105,10 @@ def _read_row(raw: bytes, name: str, number: int) -> dict[str, Any]:
             raise InputError(name, number, "statement", "must be a non-empty string")
         if row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
             raise InputError(name, number, "label", "must be 1 (attributable) or 0 (not)")
-        if row.get("metric", STATEMENT_METRICS[0]) not in STATEMENT_METRICS:
-            raise InputError(name, number, "metric", f"must be {' or '.join(STATEMENT_METRICS)} (whose statement it labels)")
+        metric = row.get("metric", STATEMENT_METRICS[0])
+        if metric not in STATEMENT_METRICS:
+            other = f"; {metric} takes no labels: no row kind holds its human score (labels fit {', '.join(LABELLED_METRICS)})" if isinstance(metric, str) and metric not in LABELLED_METRICS else ""
+            raise InputError(name, number, "metric", f"must be {' or '.join(STATEMENT_METRICS)} (whose statement it labels){other}")
     elif "required" in row:
         _strings(row, "required", name, number)
     else:

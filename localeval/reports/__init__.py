@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from localeval.data.labels import LABELLED_METRICS
 from localeval.data.results import INPUT_ERROR_KEY, OMITTED_KEY, ResultRow
 from localeval.interrupts import users_interrupt
 from localeval.metrics import BUILTIN, metric_class
@@ -131,6 +132,12 @@ def uncertainty_notes(summary: SummaryFigures) -> list[str]:
         if labels.ambiguous:
             shown = ", ".join(repr(i) for i in labels.ambiguous_ids)
             notes.append(f"{labels.ambiguous} labelled id(s) name more than one sample (a repeated id, or an id equal to an id-less sample's line number), so they label none: {shown}")
+        unlabelled = [name for name in summary.metrics if name not in LABELLED_METRICS]
+        if unlabelled:
+            notes.append(
+                f"{', '.join(unlabelled)} {'takes' if len(unlabelled) == 1 else 'take'} no labels: no row kind of the labels file holds "
+                f"{'its' if len(unlabelled) == 1 else 'their'} human score (labels fit {', '.join(LABELLED_METRICS)}), so no prediction-powered figure"
+            )
         unused = labels.unused_metrics
         if unused:
             notes.append(f"the labels for {', '.join(unused)} are not used: this run does not score {'it' if len(unused) == 1 else 'them'} (select {'it' if len(unused) == 1 else 'them'} with -m to measure {'its' if len(unused) == 1 else 'their'} bias)")
