@@ -28,11 +28,11 @@ from pydantic import BaseModel
 
 from localeval.api import evaluate
 from localeval.data.results import Outcome, ResultRow
-from localeval.errors import JudgeError
+from localeval.errors import ConfigError, JudgeError
 from localeval.graders.judge_units import ShortAnswer
 from localeval.judge import Judge, Message, T, Usage, load_judge
 from localeval.judge.prompts import ATTRIBUTION_USER, ENTITIES_SYSTEM, ENTITIES_USER, QUESTIONS_SYSTEM, QUESTIONS_USER, RELEVANCE_USER, USEFULNESS_USER
-from localeval.metrics import create_metric
+from localeval.metrics import create_metric, minimum_refused
 from localeval.reports import explain, score_text
 from localeval.run.runner import SampleLike
 
@@ -174,6 +174,9 @@ def assert_metric(
     fails, saying that nothing was scored. The judge metrics need `judge` (for example
     `shared_judge()`).
     """
+    refused = minimum_refused(metric, "assert_metric's threshold for")
+    if refused is not None:
+        raise ConfigError(refused)
     built = create_metric(metric, options)
     if built.uses_judge() and judge is None:
         judge = shared_judge()

@@ -140,3 +140,27 @@ def test_labels_say_which_scored_metrics_take_none(write_jsonl, tmp_path, embedd
     wrong = write_jsonl([{**label, "metric": "noise_sensitivity"}], name="wrong.jsonl")
     refused = invoke(["score", str(data), *metrics, "--labels", str(wrong), "-o", str(tmp_path / "again.jsonl")])
     assert refused.exit_code == 2 and f"{wrong}:1: field 'metric'" in refused.output and "noise_sensitivity takes no labels" in refused.output
+
+
+def test_a_minimum_on_noise_sensitivity_is_refused_before_any_sample(write_jsonl, tmp_path):
+    """A gate is a minimum a score must reach, and noise_sensitivity's good scores are its low
+    ones: `-t noise_sensitivity=0.2` failed every clean sample (0.0) and passed every noisy one
+    (1.0). --threshold, --min-mean (command line or config), evaluate's thresholds and
+    assert_metric now refuse it (exit 2, naming the metric and what to do instead)."""
+    from localeval import evaluate
+    from localeval.errors import ConfigError
+    from localeval.testing import assert_metric
+
+    data = write_jsonl([{"id": "a", "user_input": "q?", "response": "Lyon is famous for its food.", "reference": "Paris is the capital of France.",
+                         "retrieved_contexts": ["Paris is the capital of France. Lyon is famous for its food."]}])
+    config = tmp_path / "gates.toml"
+    config.write_text("min_mean = { noise_sensitivity = 0.1 }\n", encoding="utf-8")
+    for gate in (["-t", "noise_sensitivity=0.2"], ["--min-mean", "noise_sensitivity=0.2"], ["--config", str(config)]):
+        result = invoke(["score", str(data), "-m", "noise_sensitivity", "--verifier", *gate, "-o", str(tmp_path / "out.jsonl"), "-q"])
+        assert result.exit_code == 2 and "noise_sensitivity is lower-is-better" in result.output and "localeval compare --max-drop" in result.output, result.output
+        assert not (tmp_path / "out.jsonl").exists()
+    with pytest.raises(ConfigError, match="lower-is-better"):
+        evaluate([], ["noise_sensitivity"], thresholds={"noise_sensitivity": 0.2})
+    with pytest.raises(ConfigError, match="lower-is-better"):
+        assert_metric([{"response": "a"}], "noise_sensitivity", 0.2, options={"grader": "verifier"})
+    assert evaluate([], ["semantic_similarity"], thresholds={"semantic_similarity": 0.2}).results == []  # a higher-is-better metric's gate stands

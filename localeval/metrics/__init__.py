@@ -183,6 +183,19 @@ def lower_is_better(name: str) -> bool:
     return cls is not None and not cls.higher_is_better
 
 
+def minimum_refused(name: str, gate: str) -> str | None:
+    """Why `gate` (a minimum a score must reach: --threshold, --min-mean, assert_metric's
+    threshold) cannot be read on `name`, or None: on a lower-is-better metric it would fail the
+    good samples and pass the bad ones (noise_sensitivity 1.0, every statement wrong, reaches 0.2)."""
+    if not lower_is_better(name):
+        return None
+    return (
+        f"{gate} {name}: {name} is lower-is-better (its good scores are the low ones), and a gate is a minimum a score must reach: "
+        f"it would fail the good samples and pass the bad ones. Gate 1 - {name} in your own code, or a rise between two runs "
+        f"with localeval compare --max-drop {name}=VALUE"
+    )
+
+
 def builtin_with_option(option: str) -> tuple[str, ...]:
     """The built-in metrics that have the option `option`, in registry order: those a CLI shortcut
     (--verifier, --statements, --no-reasons) sets it for, so the CLI names no metric. Built-ins

@@ -171,7 +171,12 @@ class Summary:
             for name, value in values.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                     raise ConfigError(f"{kind} for {name} must be a number in [0, 1], got {value!r}")
+        from localeval.metrics import minimum_refused  # the registry, once a summary is made
+
         for option, values in (("--threshold", thresholds), ("--min-mean", min_mean)):
+            refused = next((why for name in values if (why := minimum_refused(name, option)) is not None), None)
+            if refused is not None:
+                raise ConfigError(refused)
             unscored = sorted(set(values) - set(metric_names))
             if unscored:  # a gate names a metric the user cares about: it never vanishes because the metric is not run
                 raise ConfigError(
