@@ -164,3 +164,15 @@ def test_a_minimum_on_noise_sensitivity_is_refused_before_any_sample(write_jsonl
     with pytest.raises(ConfigError, match="lower-is-better"):
         assert_metric([{"response": "a"}], "noise_sensitivity", 0.2, options={"grader": "verifier"})
     assert evaluate([], ["semantic_similarity"], thresholds={"semantic_similarity": 0.2}).results == []  # a higher-is-better metric's gate stands
+
+
+def test_identical_texts_reach_a_similarity_threshold_of_1(embedding_model):
+    """The float32 embeddings give identical texts a cosine of 0.99999999999997: a threshold of 1
+    (allowed, (0, 1]) scored them 0 and explained "cosine similarity 1.00 (below the threshold 1)".
+    The threshold now reads the cosine the details show, so the score and its explanation agree."""
+    from localeval.metrics.semantic_similarity import SemanticSimilarity
+
+    text = "The Amazon River flows through Brazil into the Atlantic Ocean."
+    same, other = create_metric("semantic_similarity", {"threshold": 1.0}).score_batch([Sample(response=text, reference=text), Sample(response="Ann wrote it.", reference=text)], None)
+    assert same.value == 1.0 and "at least the threshold 1" in SemanticSimilarity.explain_raw(same.details)
+    assert other.value == 0.0 and "below the threshold 1" in SemanticSimilarity.explain_raw(other.details)

@@ -10,7 +10,9 @@ passes spread over the cores (benchmarks/rag_scorecard.py measures the rate).
 As ragas 0.4.3's `_ascore`: an empty text is embedded as " ", and a threshold of 0 is no threshold
 there (`if self.threshold:`), so localeval refuses 0 rather than read it two ways. Cosine similarity
 can be negative; ragas then reports a negative score, localeval's scores are in [0, 1]: a cosine
-below 0 scores 0 (the details keep the cosine), as answer_relevancy's mean does.
+below 0 scores 0 (the details keep the cosine), as answer_relevancy's mean does. The threshold
+reads the cosine the details show (four decimals): identical texts, 0.99999999999997 in float64
+from float32 embeddings, reach a threshold of 1.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from localeval.data.samples import Sample
 from localeval.judge import Judge
 from localeval.metrics.base import Metric, Score
+
+# The decimals of the cosine the details show, and the threshold reads: the embeddings are float32,
+# and identical texts give a cosine of 0.99999999999997, which missed a threshold of 1 (scored 0
+# under "cosine similarity 1.00"); deciding on the figure shown keeps the score and its
+# explanation in step.
+COSINE_DECIMALS = 4
 
 
 class SimilarityParams(BaseModel):
@@ -68,6 +76,11 @@ def pair_cosines(left: Sequence[str], right: Sequence[str]) -> list[float]:
         cosine = float(first @ second) / float(np.linalg.norm(first) * np.linalg.norm(second))
         cosines.append(min(1.0, max(-1.0, cosine)))
     return cosines
+
+
+def reaches(cosine: float, threshold: float) -> bool:
+    """ragas' `score >= threshold`, on the cosine as the details show it (COSINE_DECIMALS)."""
+    return round(cosine, COSINE_DECIMALS) >= threshold
 
 
 def cut_texts(response: str | None, reference: str | None) -> list[str]:
@@ -118,8 +131,8 @@ class SemanticSimilarity(Metric[SimilarityParams]):
         """ragas' score for a cosine: the cosine (held at 0 from below), or 1/0 at the threshold;
         the details name the texts the embedding read only the beginning of (`cut`)."""
         threshold = self.params.threshold
-        value = max(0.0, cosine) if threshold is None else float(cosine >= threshold)
-        details: dict[str, Any] = {"cosine": round(cosine, 4)}
+        value = max(0.0, cosine) if threshold is None else float(reaches(cosine, threshold))
+        details: dict[str, Any] = {"cosine": round(cosine, COSINE_DECIMALS)}
         if threshold is not None:
             details["threshold"] = threshold
         if cut:
@@ -130,5 +143,5 @@ class SemanticSimilarity(Metric[SimilarityParams]):
     def explain(cls, details: SimilarityDetails) -> str:
         said = f"the response's and the reference's embeddings have cosine similarity {details.cosine:.2f}"
         if details.threshold is not None:
-            said += (" (at least " if details.cosine >= details.threshold else " (below ") + f"the threshold {details.threshold:g})"
+            said += (" (at least " if reaches(details.cosine, details.threshold) else " (below ") + f"the threshold {details.threshold:g})"
         return said + cut_note(details.cut)
