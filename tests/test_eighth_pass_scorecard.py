@@ -176,3 +176,19 @@ def test_identical_texts_reach_a_similarity_threshold_of_1(embedding_model):
     same, other = create_metric("semantic_similarity", {"threshold": 1.0}).score_batch([Sample(response=text, reference=text), Sample(response="Ann wrote it.", reference=text)], None)
     assert same.value == 1.0 and "at least the threshold 1" in SemanticSimilarity.explain_raw(same.details)
     assert other.value == 0.0 and "below the threshold 1" in SemanticSimilarity.explain_raw(other.details)
+
+
+def test_a_factuality_weight_of_0_judges_nothing(write_jsonl, tmp_path, embedding_model):
+    """`weights=0,1` weighs the statements' F-beta 0, yet every statement was judged (the default
+    judge loaded for a figure that counts nothing). Now nothing is judged and no judge is needed:
+    the score is semantic_similarity's, and the details say factuality was not counted."""
+    from localeval.metrics.answer_correctness import AnswerCorrectness
+
+    samples = [Sample(response="Ann wrote the book in 1990.", reference="Ann wrote the book in 1991."), Sample(response="", reference="Bob sang.")]
+    metric = create_metric("answer_correctness", {"weights": "0,1"})
+    assert metric.params.grader == "judge" and not metric.uses_judge()
+    scores = metric.score_batch(samples, None)
+    similarity = create_metric("semantic_similarity").score_batch(samples, None)
+    assert [s.value for s in scores] == [s.value for s in similarity] and scores[0].usage is None
+    assert "tp" not in scores[0].details and AnswerCorrectness.explain_raw(scores[0].details).startswith("factuality not counted (weight 0), similarity 0.")
+    assert create_metric("answer_correctness", {"weights": "0.5,0.5"}).uses_judge()  # a weight above 0 judges, as before

@@ -16,6 +16,8 @@ the two texts, with ragas' default weights 0.75 and 0.25 (`weights`) and beta 1 
   numpy, an empty text embedded as " "), one embedding call for the two texts; none with a
   similarity weight of 0 (ragas computes no similarity then, and counts it 0). A cosine below 0
   counts 0, so the score stays in [0, 1] (ragas would report the negative part).
+- With a factuality weight of 0 no statement is judged (ragas still asks its LLM, for a figure
+  it then weighs 0): no judge is loaded, and the score is the similarity.
 
 `--verifier` (`grader`) decides the statements; the embedding needs no judge.
 """
@@ -74,12 +76,12 @@ class CorrectnessParams(RecallParams):
 
 
 class CorrectnessDetails(BaseModel):
-    factuality: float  # F-beta of the counts (1 where neither text has a statement)
+    factuality: float | None = None  # F-beta of the counts (1 where neither text has a statement); None with a factuality weight of 0 (not judged)
     similarity: float | None = None  # the cosine; None with a similarity weight of 0 (not computed)
     weights: list[float]
-    tp: int
-    fp: int
-    fn: int
+    tp: int | None = None
+    fp: int | None = None
+    fn: int | None = None
     response_statements: list[StatementVerdict] = Field(default_factory=list)
     reference_statements: list[StatementVerdict] = Field(default_factory=list)
     cut: list[str] = Field(default_factory=list)  # texts the embedding read the beginning of (semantic_similarity's cut_texts)
@@ -111,15 +113,20 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
         described = super().describe_params()
         return with_embedding_model(described) if self.params.weights[1] else described
 
+    def uses_judge(self) -> bool:
+        """The statements' grader, unless factuality weighs 0: then no statement is judged (as no
+        embedding is computed with a similarity weight of 0), and the score is the similarity."""
+        return bool(self.params.weights[0]) and super().uses_judge()
+
     def _factual(self) -> FactualCorrectness:
         """factual_correctness in f1 mode with these statement options: the very prompts it asks."""
         shared = {key: getattr(self.params, key) for key in RecallParams.model_fields}
         return FactualCorrectness(FactualParams.model_construct(**shared, mode="f1", beta=self.params.beta))  # validated as these options
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
-        factual = self._factual()
-        counted = [factual.score_sample(sample, judge) for sample in samples]
         weights = self.params.weights
+        factual = self._factual()
+        counted = [factual.score_sample(sample, judge) if weights[0] else None for sample in samples]
         cosines: list[float | None] = [None] * len(samples)
         cut: list[list[str]] = [[] for _ in samples]
         if weights[1]:
@@ -127,7 +134,13 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
             cut = [cut_texts(s.response, s.reference) for s in samples]
         return [self._combined(found, cosine, texts) for found, cosine, texts in zip(counted, cosines, cut)]
 
-    def _combined(self, found: Score, cosine: float | None, cut: list[str]) -> Score:
+    def _combined(self, found: Score | None, cosine: float | None, cut: list[str]) -> Score:
+        if found is None:  # factuality weighs 0: the similarity alone, nothing judged
+            similarity = cosine if cosine is not None else 0.0
+            alone: dict[str, Any] = {"weights": list(self.params.weights), "similarity": round(similarity, 4)}
+            if cut:
+                alone["cut"] = cut
+            return Score(value=max(0.0, similarity), details=alone)
         counts = found.details
         tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
         response, reference = counts.get("response_statements", []), counts.get("reference_statements", [])
@@ -147,6 +160,8 @@ class AnswerCorrectness(JudgeMetric[CorrectnessParams]):
     @classmethod
     def explain(cls, details: CorrectnessDetails) -> str:
         similarity = f"similarity {details.similarity:.2f}" if details.similarity is not None else "similarity not counted (weight 0)"
+        if details.factuality is None or details.tp is None or details.fp is None:
+            return f"factuality not counted (weight 0), {similarity}" + cut_note(details.cut)
         said = f"factuality {details.factuality:.2f} ({details.tp} of {details.tp + details.fp} response statements supported, {details.fn} reference statements missed), {similarity}"
         wrong = [f"unsupported '{shorten(s.statement)}'" for s in details.response_statements if not s.attributed]
         wrong += [f"missed '{shorten(s.statement)}'" for s in details.reference_statements if not s.attributed]
