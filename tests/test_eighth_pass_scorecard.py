@@ -192,3 +192,17 @@ def test_a_factuality_weight_of_0_judges_nothing(write_jsonl, tmp_path, embeddin
     assert [s.value for s in scores] == [s.value for s in similarity] and scores[0].usage is None
     assert "tp" not in scores[0].details and AnswerCorrectness.explain_raw(scores[0].details).startswith("factuality not counted (weight 0), similarity 0.")
     assert create_metric("answer_correctness", {"weights": "0.5,0.5"}).uses_judge()  # a weight above 0 judges, as before
+
+
+def test_the_report_page_keeps_the_noisiest_rows_where_it_keeps_the_worst():
+    """A page shows the 2,000 worst rows of a larger file, the worst by the lowest score: for
+    noise_sensitivity those are the cleanest samples, so the noisiest were the ones left out."""
+    from localeval.data.results import ResultRow
+    from localeval.reports.html import worst_rows
+
+    rows = [ResultRow(line=n + 1, id=f"s{n}", scores={"noise_sensitivity": value}) for n, value in enumerate((0.0, 1.0, 0.5, 0.0))]
+    kept, total = worst_rows(iter(rows), ["noise_sensitivity"], 2)
+    assert total == 4 and [row.id for row in kept] == ["s1", "s2"]
+    mixed = [ResultRow(line=1, id="a", scores={"noise_sensitivity": 0.9, "semantic_similarity": 0.8}),
+             ResultRow(line=2, id="b", scores={"noise_sensitivity": 0.0, "semantic_similarity": 0.3})]
+    assert [row.id for row in worst_rows(iter(mixed), ["noise_sensitivity", "semantic_similarity"], 1)[0]] == ["a"]  # 1 - 0.9 is below 0.3

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
 from localeval.data.results import ResultRow
+from localeval.metrics import lower_is_better
 from localeval.reports import explain, interval, noise_notes, number, uncertainty_notes
 from localeval.reports.escaping import html_text
 from localeval.stats.figures import SummaryFigures
@@ -81,21 +82,23 @@ def histogram_svg(counts: Sequence[int], title: str) -> str:
     )
 
 
-def _badness(row: ResultRow, metrics: Sequence[str]) -> float:
-    """Smaller is worse: an error or an unreadable line first, then the lowest score."""
+def _badness(row: ResultRow, metrics: Sequence[str], lower: frozenset[str] = frozenset()) -> float:
+    """Smaller is worse: an error or an unreadable line first, then the lowest score (of a
+    metric in `lower`, lower-is-better, 1 minus the score: its high scores are the bad ones)."""
     if row.unreadable or any(name in row.errors for name in metrics):
         return -1.0
-    values = [v for name in metrics if (v := row.scores.get(name)) is not None and v == v]
+    values = [1.0 - v if name in lower else v for name in metrics if (v := row.scores.get(name)) is not None and v == v]
     return min(values, default=2.0)
 
 
 def worst_rows(rows: Iterable[ResultRow], metrics: Sequence[str], keep: int) -> tuple[list[ResultRow], int]:
     """At most `keep` rows, the worst ones (ties: earlier lines first), in input order; and how many there were."""
+    lower = frozenset(name for name in metrics if lower_is_better(name))
     heap: list[tuple[float, int, ResultRow]] = []  # the kept rows; heap[0] is the best of them
     total = 0
     for row in rows:
         total += 1
-        item = (-_badness(row, metrics), -total, row)  # `total` breaks ties: rows never compare
+        item = (-_badness(row, metrics, lower), -total, row)  # `total` breaks ties: rows never compare
         if len(heap) < keep:
             heapq.heappush(heap, item)
         elif item > heap[0]:
