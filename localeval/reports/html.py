@@ -144,7 +144,9 @@ def write_html(
         out.write(f"<figure><figcaption>{html_text(name)} (n={sum(counts)})</figcaption>{histogram_svg(counts, name)}</figure>\n")
     out.write("</div><h2>Samples</h2>")
     if len(shown) < total:
-        out.write(f"<p>Showing the {len(shown)} lowest-scoring of {total} samples (errors first); every sample is in the results file.</p>")
+        turned = [name for name in metrics if lower_is_better(name)]
+        highest = f"; {', '.join(turned)}: the highest, lower being better" if turned else ""
+        out.write(f"<p>Showing the {len(shown)} lowest-scoring of {total} samples (errors first{html_text(highest)}); every sample is in the results file.</p>")
     out.write("<p>Click a column to sort; open a row's details for the judge's selections, verdicts and reasons.</p>\n")
     header = "".join(f"<th class=sortable>{html_text(h)}</th>" for h in ["id", "line", *metrics])
     out.write(f"<table id=samples><thead><tr>{header}<th>details</th></tr></thead><tbody>\n")
