@@ -58,7 +58,7 @@ def _two_weights(value: Any) -> Any:
         except (TypeError, ValueError):
             raise ValueError(f"a weight is a number, not {item!r}") from None
         if not math.isfinite(number) or number < 0:
-            raise ValueError("weights must be non-negative numbers")
+            raise ValueError(f"weights must be finite, non-negative numbers, not {item!r}")
         numbers.append(number)
     if not any(numbers):
         raise ValueError("at least one weight must be non-zero")
