@@ -206,3 +206,17 @@ def test_the_report_page_keeps_the_noisiest_rows_where_it_keeps_the_worst():
     mixed = [ResultRow(line=1, id="a", scores={"noise_sensitivity": 0.9, "semantic_similarity": 0.8}),
              ResultRow(line=2, id="b", scores={"noise_sensitivity": 0.0, "semantic_similarity": 0.3})]
     assert [row.id for row in worst_rows(iter(mixed), ["noise_sensitivity", "semantic_similarity"], 1)[0]] == ["a"]  # 1 - 0.9 is below 0.3
+
+
+@pytest.mark.parametrize(("option", "value"), [("answer_correctness.beta", "nan"), ("answer_correctness.threshold", "inf"), ("context_entity_recall.match_threshold", "-inf"), ("noise_sensitivity.threshold", "nan")])
+def test_nan_and_infinite_options_are_refused_naming_the_value(option, value, write_jsonl, tmp_path):
+    """`beta=nan` was refused as "Input should be greater than 0" (pydantic's range check on NaN):
+    now exit 2 names the option and the value, from the command line as from a config file."""
+    data = write_jsonl([{"id": "a", "user_input": "q?", "response": "Ann wrote it.", "reference": "Ann wrote it.", "retrieved_contexts": ["Ann wrote it."]}])
+    metric, key = option.split(".")
+    result = invoke(["score", str(data), "-m", metric, "--verifier", "--option", f"{option}={value}", "-o", str(tmp_path / "out.jsonl"), "-q"])
+    assert result.exit_code == 2 and f"option '{key}': expected a number" in result.output and f"not '{value}'" in result.output, result.output
+    config = tmp_path / "localeval.toml"
+    config.write_text(f"[options.{metric}]\n{key} = {value}\n", encoding="utf-8")
+    result = invoke(["score", str(data), "-m", metric, "--verifier", "--config", str(config), "-o", str(tmp_path / "out.jsonl"), "-q"])
+    assert result.exit_code == 2 and f"option '{key}': expected a number" in result.output, result.output

@@ -9,6 +9,7 @@ Everything a report says about a metric's details comes from the metric itself
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast
@@ -56,9 +57,22 @@ class OpenDetails(BaseModel):
 P = TypeVar("P", bound=BaseModel)
 
 
+def refuse_non_finite(value: Any, expected: str) -> None:
+    """A number option given NaN or an infinity ("nan", "inf" from the command line, nan or inf in
+    TOML) is refused naming what was given: its range check alone said "greater than 0"."""
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except ValueError:
+            return  # not a number: the type check says so
+        if not math.isfinite(number):
+            raise ValueError(f"expected {expected}, not {value!r}")
+
+
 def _not_a_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("expected a number in [0, 1], not true or false")
+    refuse_non_finite(value, "a number in [0, 1]")
     return value
 
 

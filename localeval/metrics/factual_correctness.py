@@ -36,7 +36,7 @@ from localeval.data.samples import Sample
 from localeval.graders.judge_rule import ATTRIBUTION_CALIBRATION, ATTRIBUTION_FEATURES, ATTRIBUTION_KEY
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
-from localeval.metrics.base import MAX_ITEMS, Score, shorten
+from localeval.metrics.base import MAX_ITEMS, Score, refuse_non_finite, shorten
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.judging import JudgeMetric
 from localeval.metrics.recall import ContextRecall, RecallParams, StatementVerdict
@@ -48,6 +48,7 @@ DECIMALS = 2  # ragas rounds the score to two decimals
 def _positive(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("expected a number above 0, not true or false")
+    refuse_non_finite(value, "a number above 0 and at most 100")
     return value
 
 
