@@ -220,3 +220,21 @@ def test_nan_and_infinite_options_are_refused_naming_the_value(option, value, wr
     config.write_text(f"[options.{metric}]\n{key} = {value}\n", encoding="utf-8")
     result = invoke(["score", str(data), "-m", metric, "--verifier", "--config", str(config), "-o", str(tmp_path / "out.jsonl"), "-q"])
     assert result.exit_code == 2 and f"option '{key}': expected a number" in result.output, result.output
+
+
+def test_an_entity_sentence_too_long_for_the_window_names_the_text_it_is_in():
+    """A reference sentence longer than the judge's window leaves was the sample's error saying
+    "sentence 1 of the context": it now says the reference (or the retrieved contexts); the
+    other samples of the batch are scored."""
+    from localeval.testing import ScriptedJudge
+
+    judge = ScriptedJudge(answer=lambda messages, schema: {"entities": ["Amazon"]}, context_size=1024)
+    endless = "Amazon Brazil Peru Colombia Atlantic " * 200  # one sentence, no full stop: about 1,800 tokens here
+    short = "The Amazon flows into the Atlantic."
+    samples = [Sample(reference=endless, retrieved_contexts=[short]), Sample(reference=short, retrieved_contexts=[endless]), Sample(reference=short, retrieved_contexts=[short])]
+    from localeval import evaluate
+
+    run = evaluate(samples, [create_metric("context_entity_recall")], judge=judge)
+    errors = [row["errors"].get("context_entity_recall", "") for row in run.results]
+    assert errors[0].startswith("sentence 1 of the reference has about") and errors[1].startswith("sentence 1 of the retrieved contexts has about")
+    assert run.results[2]["scores"]["context_entity_recall"] == pytest.approx(1.0, abs=1e-6) and not errors[2]

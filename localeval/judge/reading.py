@@ -17,16 +17,17 @@ from localeval.judge.rubric import Rubric
 PROBABILITY_FLOOR = 1e-6  # keeps log-odds finite: no verdict is read as certain
 
 
-def chunk_sentences(sentences: Sequence[str], count_tokens: Callable[[str], int], budget: int, limit: int) -> list[range]:
+def chunk_sentences(sentences: Sequence[str], count_tokens: Callable[[str], int], budget: int, limit: int, text: str = "the context") -> list[range]:
     """Consecutive sentence ranges of at most `budget` tokens each, cut at sentence boundaries
     (MiniCheck's chunking). A sentence over `budget` is a chunk of its own; one over `limit`
-    (what the model's window leaves) is an error for the sample: it is never truncated."""
+    (what the model's window leaves) is an error for the sample naming the `text` it is in: it
+    is never truncated."""
     chunks: list[range] = []
     start, used = 0, 0
     for index, sentence in enumerate(sentences):
         cost = count_tokens(sentence) + 1
         if cost > limit:
-            raise JudgeError(f"sentence {index + 1} of the context has about {cost} tokens, more than the {limit} the model's window leaves; raise --n-ctx")
+            raise JudgeError(f"sentence {index + 1} of {text} has about {cost} tokens, more than the {limit} the model's window leaves; raise --n-ctx")
         if index > start and used + cost > budget:
             chunks.append(range(start, index))
             start, used = index, 0

@@ -169,9 +169,9 @@ class ContextEntityRecall(Metric[EntityRecallParams]):
     def _score(self, sample: Sample, judge: Judge | None) -> Score:
         tally = UsageTally()
         requests = [0]
-        reference = self._entities([sample.reference or ""], judge, tally, requests)
+        reference = self._entities([sample.reference or ""], judge, tally, requests, "the reference")
         # ragas extracts the reference's entities and the contexts', whatever the first gave.
-        context = list(dict.fromkeys(self._entities(sample.retrieved_contexts or [], judge, tally, requests)))
+        context = list(dict.fromkeys(self._entities(sample.retrieved_contexts or [], judge, tally, requests, "the retrieved contexts")))
         hits = found_entities(reference, context, self.params.match_threshold)
         found = list(dict.fromkeys(e for e, hit in zip(reference, hits) if hit))
         missing = list(dict.fromkeys(e for e, hit in zip(reference, hits) if not hit))
@@ -179,9 +179,9 @@ class ContextEntityRecall(Metric[EntityRecallParams]):
         usage = tally.as_dict() if self.uses_judge() else None
         return Score(value=entity_recall(reference, hits), details=details, usage=usage)
 
-    def _entities(self, texts: Sequence[str], judge: Judge | None, tally: UsageTally, requests: list[int]) -> list[str]:
-        """The entities of `texts` (the reference alone, or the retrieved contexts): by the
-        extractor, the judge reading their sentences in chunks of about CHUNK_TOKENS."""
+    def _entities(self, texts: Sequence[str], judge: Judge | None, tally: UsageTally, requests: list[int], called: str) -> list[str]:
+        """The entities of `texts` (the reference alone, or the retrieved contexts, as an error
+        calls them): by the extractor, the judge reading their sentences in chunks of about CHUNK_TOKENS."""
         if self.params.extractor == "capitalised_spans":
             return capitalised_spans("\n".join(texts))
         sentences = split_sentences("\n".join(texts), self.params.language)
@@ -192,7 +192,7 @@ class ContextEntityRecall(Metric[EntityRecallParams]):
         ceiling = answer_tokens(judge.context_size)
         room = judge.context_size - ceiling - PROMPT_OVERHEAD - sum(judge.count_tokens(m["content"]) for m in entities_messages(""))
         entities: list[str] = []
-        for chunk in chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room):
+        for chunk in chunk_sentences(sentences, judge.count_tokens, CHUNK_TOKENS, room, called):
             text = " ".join(sentences[i] for i in chunk)
             answer, usage = judge.ask(entities_messages(text), Entities, max_tokens=ceiling)
             tally.add(usage)
