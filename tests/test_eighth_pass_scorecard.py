@@ -238,3 +238,24 @@ def test_an_entity_sentence_too_long_for_the_window_names_the_text_it_is_in():
     errors = [row["errors"].get("context_entity_recall", "") for row in run.results]
     assert errors[0].startswith("sentence 1 of the reference has about") and errors[1].startswith("sentence 1 of the retrieved contexts has about")
     assert run.results[2]["scores"]["context_entity_recall"] == pytest.approx(1.0, abs=1e-6) and not errors[2]
+
+
+def test_an_entity_mover_says_which_reference_entities_the_contexts_name_now(write_jsonl, tmp_path):
+    """context_entity_recall's movers said "found in the base only: 'Peru'", as an id metric's
+    do; they now say it is a reference entity the contexts name, next to the context that left."""
+    reference = "The Amazon River flows through Peru and Brazil."
+    base_rows = [{"id": f"q{n}", "reference": reference, "retrieved_contexts": ["Amazon River crosses Peru.", "Brazil holds most of it."]} for n in range(3)]
+    candidate_rows = [{**row, "retrieved_contexts": ["Brazil holds most of it."]} if row["id"] == "q0" else row for row in base_rows]
+    runs = []
+    for name, rows in (("base", base_rows), ("candidate", candidate_rows)):
+        data = write_jsonl(rows, name=f"{name}.jsonl")
+        out = tmp_path / f"{name}.results.jsonl"
+        result = invoke(["score", str(data), "-m", "context_entity_recall", "--option", "context_entity_recall.extractor=capitalised_spans", "-o", str(out), "-q"])
+        assert result.exit_code == 0, result.output
+        runs.append(out)
+    (mover,) = compare(*runs).metrics["context_entity_recall"].worsened
+    assert mover.changes == (
+        "context left (rank 1 in the base): 'Amazon River crosses Peru.'",
+        "reference entity the contexts name in the base only: 'Amazon River'",
+        "reference entity the contexts name in the base only: 'Peru'",
+    )

@@ -131,9 +131,12 @@ def _strings(details: dict[str, Any] | None, key: str) -> list[str]:
 
 
 def listed_changes(base: dict[str, Any] | None, candidate: dict[str, Any] | None) -> list[str]:
-    """Units the relevance metric selected now and not then (and back), ids found now and not then."""
+    """Units the relevance metric selected now and not then (and back), ids found now and not then
+    (context_entity_recall's reference entities the contexts named, called so)."""
+    entities = any(isinstance(d, dict) and "reference_entities" in d for d in (base, candidate))
+    what = "reference entity the contexts name" if entities else "found"
     found = []
-    for key, now, then in (("selected_sentences", "unit selected in the candidate only", "unit selected in the base only"), ("found", "found in the candidate only", "found in the base only")):
+    for key, now, then in (("selected_sentences", "unit selected in the candidate only", "unit selected in the base only"), ("found", f"{what} in the candidate only", f"{what} in the base only")):
         before, after = _strings(base, key), _strings(candidate, key)
         found += [f"{now}: {_quote(text)}" for text in after if text not in before]
         found += [f"{then}: {_quote(text)}" for text in before if text not in after]
