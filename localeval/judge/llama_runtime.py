@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -28,6 +29,21 @@ from localeval.errors import ModelError
 SUPPORTED = ((0, 3, 30), (0, 4, 0))  # >= first, < second
 SUPPORTED_TEXT = ">=0.3.30,<0.4"
 CPUINFO = Path("/proc/cpuinfo")
+WAIT_POLICY = "OMP_WAIT_POLICY"
+
+
+def wait_passively(environ: MutableMapping[str, str] = os.environ) -> None:
+    """OMP_WAIT_POLICY=PASSIVE before llama.cpp's OpenMP runtime loads, unless the user set it.
+
+    Why: llama.cpp built with OpenMP (how pip builds it on Linux) meets its threads at a barrier
+    after almost every operation, many times a token, and libgomp's threads spin there by default.
+    Where other work keeps the cores busy (a CI runner, a laptop), a spinning thread burns the
+    time slice that the thread it waits for needs. Measured on this project's 2-core machine with
+    another llama.cpp process busy on both cores (docs/PERFORMANCE.md), the default judge on two
+    threads generated 2.0 tokens a second spinning and 5.3 waiting passively; idle, the two are
+    within run-to-run noise. libgomp reads the setting once, when it loads, so it is set before
+    llama_cpp is imported; it changes how threads wait, never what they compute."""
+    environ.setdefault(WAIT_POLICY, "PASSIVE")
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -116,6 +132,7 @@ class LlamaRuntime:
         self.version = check_version()
         # Imported here (nothing pays for llama.cpp until a judge is loaded) and typed as
         # Any: this module uses its private state on purpose, behind the version check.
+        wait_passively()
         llama_cpp: Any = importlib.import_module("llama_cpp")
         self._llama_cpp = llama_cpp
         self.gpu_offload = bool(llama_cpp.llama_supports_gpu_offload())

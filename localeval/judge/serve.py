@@ -18,7 +18,7 @@ from typing import Any
 
 from localeval.errors import ConfigError, ModelError
 from localeval.judge.llama import DEFAULT_CONTEXT, DEFAULT_SEED, default_threads
-from localeval.judge.llama_runtime import check_version, safe_loading
+from localeval.judge.llama_runtime import check_version, safe_loading, wait_passively
 from localeval.judge.spec import JudgeSpec
 
 LOOPBACK = "127.0.0.1"
@@ -26,6 +26,7 @@ DEFAULT_PORT = 8000
 
 
 def _server_modules() -> tuple[Any, Any, Any, Any]:
+    wait_passively()  # before llama.cpp's OpenMP runtime loads: the server's threads share the machine too
     try:
         app = importlib.import_module("llama_cpp.server.app")
         settings = importlib.import_module("llama_cpp.server.settings")
