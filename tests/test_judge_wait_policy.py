@@ -4,14 +4,17 @@ spinning wait stalls the judge where other work shares the cores (docs/PERFORMAN
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 
+from localeval.errors import ConfigError
+from localeval.judge import serve
 from localeval.judge.llama_runtime import WAIT_POLICY, wait_passively
 
 # A fresh process loads the small judge, answers one prompt, then prints the policy as the C
-# library's getenv (what libgomp reads) sees it, and whether its answer's probabilities add up to 1.
+# library's getenv (what libgomp reads) sees it, and the probability of the answer 'Yes', to the last bit.
 LOAD_AND_READ = """
 import ctypes, sys
 from pathlib import Path
@@ -20,7 +23,7 @@ with LlamaJudge(Path(sys.argv[1]), n_ctx=512, n_threads=2, seed=0) as judge:
     (yes, no), _ = judge.choose([{"role": "user", "content": "Is Paris in France? Answer Yes or No."}], "", ["Yes", "No"])
 libc = ctypes.CDLL(None)
 libc.getenv.restype = ctypes.c_char_p
-print(libc.getenv(b"OMP_WAIT_POLICY").decode(), abs(yes + no - 1.0) < 1e-6)
+print(libc.getenv(b"OMP_WAIT_POLICY").decode(), repr(yes))
 """
 
 
@@ -41,5 +44,14 @@ def _policy_seen_by_a_loaded_judge(model, **settings: str) -> list[str]:
 
 
 def test_a_loaded_judge_runs_with_passive_waits_unless_the_user_set_the_policy(small_model_path):
-    assert _policy_seen_by_a_loaded_judge(small_model_path) == ["PASSIVE", "True"]
-    assert _policy_seen_by_a_loaded_judge(small_model_path, OMP_WAIT_POLICY="ACTIVE") == ["ACTIVE", "True"]
+    passive, yes_passive = _policy_seen_by_a_loaded_judge(small_model_path)
+    active, yes_active = _policy_seen_by_a_loaded_judge(small_model_path, OMP_WAIT_POLICY="ACTIVE")
+    assert (passive, active) == ("PASSIVE", "ACTIVE")
+    assert yes_passive == yes_active and 0.0 < float(yes_passive) < 1.0  # how threads wait never moves a verdict
+
+
+def test_the_judge_server_sets_passive_waits_before_it_loads_llama_cpp(monkeypatch):
+    monkeypatch.delenv(WAIT_POLICY, raising=False)
+    with contextlib.suppress(ConfigError):  # without the server extra it stops after setting the policy
+        serve._server_modules()
+    assert os.environ[WAIT_POLICY] == "PASSIVE"
