@@ -265,10 +265,16 @@ class _GateMode(_StringChoice):
 @click.option("-t", "--threshold", "threshold_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when a sample scores below VALUE, in [0, 1] (repeatable).")
 @click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean (or the interval bound --threshold-on names) is below VALUE, in [0, 1], or a sample could not be scored by it (repeatable).")
 @click.option(
+    "--max-mean", "max_mean_values", multiple=True, metavar="NAME=VALUE",
+    help="For a lower-is-better metric (noise_sensitivity): fail (exit 1) when its mean (or the interval bound --threshold-on names, the other side) is above VALUE, in [0, 1], "
+    "or a sample could not be scored by it (repeatable).",
+)
+@click.option(
     "--threshold-on", type=_GateMode(GATE_MODES),
-    help="What --min-mean compares: the mean (default); or the mean's 95% interval (the prediction-powered one with --labels): "
+    help="What --min-mean and --max-mean compare: the mean (default); or the mean's 95% interval (the prediction-powered one with --labels): "
     "fail-if-confidently-below fails only when the whole interval is below the minimum (its upper bound), "
-    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound). "
+    "pass-if-confidently-above passes only when the whole interval reaches it (its lower bound); "
+    "on a --max-mean gate they read the other bound (fail only when the whole interval is above the maximum; pass only when it is within it). "
     f"The interval counts one more sample disagreeing by the whole range and uses Student's t: below {FEWEST_TO_SETTLE} scored samples it is 0-1 and settles no gate.",
 )
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered (PPI++) mean and interval, from {MIN_LABELS} labelled samples on.")
@@ -291,6 +297,7 @@ def score_command(
     map_values: tuple[str, ...],
     threshold_values: tuple[str, ...],
     min_mean_values: tuple[str, ...],
+    max_mean_values: tuple[str, ...],
     summary_json: str | None,
     junit_xml: str | None,
     markdown_path: str | None,
@@ -308,6 +315,7 @@ def score_command(
         "options": _options(options, flags),
         "thresholds": _numbers(threshold_values, "--threshold"),
         "min_mean": _numbers(min_mean_values, "--min-mean"),
+        "max_mean": _numbers(max_mean_values, "--max-mean"),
         "map": dict(_pairs(map_values, "--map")),
         "resume": resume,
         "strict_input": strict,

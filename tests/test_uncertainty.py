@@ -39,7 +39,7 @@ def test_one_score_has_no_interval():
 
 
 def test_the_table_shows_the_interval_and_warns_when_a_gate_sits_inside_it():
-    gate = MeanGate(minimum=0.6, on="mean", figure="mean", value=0.62, ok=True, reason=None)
+    gate = MeanGate(bound=0.6, on="mean", figure="mean", value=0.62, ok=True, reason=None)
     metric = MetricFigures(count=40, scored=40, mean=0.62, stderr=0.05, ci95=(0.522, 0.718), median=0.6, nan=0, errors=0, gate=gate)
     table = summary_table(SummaryFigures(samples=40, input_errors=0, labels=None, thresholds_met=True, nothing_scored=False, metrics={"context_recall": metric}))
     assert "0.522-0.718" in table and "within the mean's 95% interval" in table

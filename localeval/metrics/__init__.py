@@ -191,8 +191,21 @@ def minimum_refused(name: str, gate: str) -> str | None:
         return None
     return (
         f"{gate} {name}: {name} is lower-is-better (its good scores are the low ones), and a gate is a minimum a score must reach: "
-        f"it would fail the good samples and pass the bad ones. Gate 1 - {name} in your own code, or a rise between two runs "
-        f"with localeval compare --max-drop {name}=VALUE"
+        f"it would fail the good samples and pass the bad ones. Gate its mean with --max-mean {name}=VALUE (max_mean in the config: "
+        f"the mean at most VALUE), or a rise between two runs with localeval compare --max-drop {name}=VALUE"
+    )
+
+
+def maximum_refused(name: str, gate: str) -> str | None:
+    """Why `gate` (a maximum the mean must not pass: --max-mean) cannot be read on `name`, or None:
+    on a higher-is-better metric it would fail the good runs (context_recall 1.0 passes no
+    maximum below 1). A name the registry does not hold reads as higher-is-better, so a misspelt
+    noise_sensitivity is refused here rather than gated upside down."""
+    if lower_is_better(name):
+        return None
+    return (
+        f"{gate} {name}: {name} is higher-is-better (its good scores are the high ones), and --max-mean is a maximum for "
+        f"lower-is-better metrics (noise_sensitivity): it would fail the good runs. Gate its mean with --min-mean {name}=VALUE"
     )
 
 

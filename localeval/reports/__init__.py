@@ -61,7 +61,7 @@ def score_text(row: ResultRow, metric: str) -> str:
     return number(row.scores.get(metric), missing="null")
 
 
-# The figure a --min-mean gate read (the summary's `gated_figure`), in words.
+# The figure a --min-mean or --max-mean gate read (the summary's `gated_figure`), in words.
 FIGURE_WORDS = {
     "mean": "mean",
     "ci95_low": "lower 95% bound",
@@ -75,13 +75,15 @@ MAX_LISTED = 5  # left-out label rows named one by one; the rest are counted
 
 
 def gate_text(name: str, gate: MeanGate) -> str:
-    """A min_mean gate in words: which figure it read (the mean, or which bound of which
+    """A min_mean or max_mean gate in words: which figure it read (the mean, or which bound of which
     interval), how it compared, and why it is not met (or met on few samples) when the number alone does not say."""
     words = FIGURE_WORDS.get(gate.figure, gate.figure)
     if gate.value is None:
         text = f"{name} {words}: none"
+    elif gate.at_most:
+        text = f"{name} {words} {number(gate.value)} {'<=' if gate.value <= gate.bound else '>'} {gate.bound} (the most it may be)"
     else:
-        text = f"{name} {words} {number(gate.value)} {'>=' if gate.value >= gate.minimum else '<'} {gate.minimum}"
+        text = f"{name} {words} {number(gate.value)} {'>=' if gate.value >= gate.bound else '<'} {gate.bound}"
     reason = gate.reason  # also on a gate met: one met by the benefit of a small sample's doubt says so
     return text + (f" ({reason})" if reason else "") + (": not met" if reason and not gate.ok else "")
 

@@ -22,7 +22,7 @@ SPOOL_BYTES = 1 << 20  # a suite's cases stay in memory up to this size, then go
 
 def _properties(figures: MetricFigures) -> dict[str, Any]:
     """A suite's figures as JUnit properties: the mean with its standard error and 95% interval,
-    the prediction-powered ones where there are labels, and a min_mean gate's verdict."""
+    the prediction-powered ones where there are labels, and a min_mean or max_mean gate's verdict."""
     ci95 = figures.ci95 or (None, None)
     found = {"mean": figures.mean, "stderr": figures.stderr, "ci95_low": ci95[0], "ci95_high": ci95[1], "median": figures.median}
     ppi = figures.ppi

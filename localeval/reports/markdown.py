@@ -16,11 +16,13 @@ MAX_FAILURES = 50  # failing samples listed; the rest are counted
 
 
 def _gate_cell(gate: MeanGate) -> str:
-    """The min mean cell: the minimum, the figure the gate read (which may be a prediction-powered
-    bound, not the plain figures beside it) and its value, and the verdict with its reason."""
+    """The mean gate cell: the minimum (or "at most" the maximum), the figure the gate read (which
+    may be a prediction-powered bound, not the plain figures beside it) and its value, and the
+    verdict with its reason."""
     words = FIGURE_WORDS.get(gate.figure, gate.figure)
     reason = f": {markdown_cell(gate.reason)}" if gate.reason else ""
-    return f"{number(gate.minimum)}, read on the {words} {number(gate.value)} ({'ok' if gate.ok else 'not met'}{reason})"
+    bound = f"at most {number(gate.bound)}" if gate.at_most else number(gate.bound)
+    return f"{bound}, read on the {words} {number(gate.value)} ({'ok' if gate.ok else 'not met'}{reason})"
 
 
 # The headline for each exit code the figures call for: a CI page never says "passed" of a run that failed.
@@ -34,13 +36,13 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: SummaryFigu
     out.write(f"## localeval: {HEADLINES[summary.exit_code(fail_on_error)]}\n\n{summary.samples} samples, {summary.input_errors} unreadable lines.")
     if summary.nothing_scored:
         out.write(" Nothing was scored.")
-    out.write("\n\n| metric | mean | std err | 95% interval | median | scored | NaN | errors | threshold | pass rate | min mean |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+    out.write("\n\n| metric | mean | std err | 95% interval | median | scored | NaN | errors | threshold | pass rate | mean gate |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     for name, m in metrics.items():
-        min_mean = _gate_cell(m.gate) if m.gate is not None else "-"
+        mean_gate = _gate_cell(m.gate) if m.gate is not None else "-"
         threshold, pass_rate = (m.threshold.minimum, m.threshold.pass_rate) if m.threshold is not None else (None, None)
         out.write(
             f"| {markdown_cell(name)} | {number(m.mean)} | {number(m.stderr)} | {interval(m.ci95)} | {number(m.median)} | {m.scored} | {m.nan} | "
-            f"{m.errors} | {number(threshold)} | {number(pass_rate)} | {min_mean} |\n"
+            f"{m.errors} | {number(threshold)} | {number(pass_rate)} | {mean_gate} |\n"
         )
     readings = [reading for name, m in metrics.items() if (reading := threshold_reading(name, m)) is not None]
     notes = readings + noise_notes(summary) + uncertainty_notes(summary)

@@ -36,7 +36,7 @@ def summary_table(summary: SummaryFigures) -> str:
         if m.gate is not None:
             tail += f", {plain(gate_text(name, m.gate))}"
             low, high = m.ci95 or (None, None)
-            if m.gate.on == "mean" and low is not None and high is not None and low < m.gate.minimum <= high:
+            if m.gate.on == "mean" and low is not None and high is not None and ((low <= m.gate.bound < high) if m.gate.at_most else (low < m.gate.bound <= high)):
                 tail += " (within the mean's 95% interval: another sample of the same pipeline could fall on the other side)"
     if summary.nothing_scored:
         tail += ", nothing was scored"

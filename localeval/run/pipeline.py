@@ -450,7 +450,7 @@ def _score_file(
     if settings.backend_options and judge is None and not any(m.uses_judge() for m in metrics):
         checked_spec(JudgeSpec.of(settings))  # a typo in a judge option is refused on every run, judged or not
     summary = Summary(
-        [m.name for m in metrics], settings.thresholds, settings.min_mean,
+        [m.name for m in metrics], settings.thresholds, settings.min_mean, max_mean=settings.max_mean,
         gate_on=settings.threshold_on, gold=read_labels_for(settings.labels, metrics) if settings.labels is not None else None,
     )
     hashed = _input_hash(settings)

@@ -56,10 +56,12 @@ class FileSettings(JudgeSpec):
     metrics: list[str] | None = Field(None, min_length=1, description="metrics to compute (default: every built-in metric; one from another package runs when named)")
     thresholds: dict[str, Share] = Field(default_factory=dict, description="a sample passes when its score is >= this")
     min_mean: dict[str, Share] = Field(default_factory=dict, description="the metric's mean must be >= this")
+    max_mean: dict[str, Share] = Field(default_factory=dict, description="a lower-is-better metric's (noise_sensitivity's) mean must be <= this")
     threshold_on: Annotated[GateOn, BeforeValidator(_retired_gate_mode)] = Field(
         "mean",
-        description="what min_mean compares: the mean; or the 95% interval (the prediction-powered one with labels): "
-        "'fail-if-confidently-below' fails only when its upper bound is below the minimum, 'pass-if-confidently-above' passes only when its lower bound reaches it",
+        description="what min_mean and max_mean compare: the mean; or the 95% interval (the prediction-powered one with labels): "
+        "'fail-if-confidently-below' fails only when its upper bound is below the minimum, 'pass-if-confidently-above' passes only when its lower bound reaches it "
+        "(for max_mean, the other bound: fails only when the lower bound is above the maximum, passes only when the upper bound is within it)",
     )
     max_drop: dict[str, Share] = Field(default_factory=dict, description="localeval compare: the most the candidate may cost of the metric's mean (a paired difference)")
     max_drop_on: Annotated[GateOn, BeforeValidator(_retired_gate_mode)] = Field(
@@ -209,12 +211,12 @@ def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[st
 
 def build_settings(values: Mapping[str, Any], config: str | None = None) -> RunSettings:
     """RunSettings from explicit `values` (the command line's, or an API caller's) over the
-    config file found for `values["input"]`. Thresholds, min_mean, map and backend_options
+    config file found for `values["input"]`. Thresholds, min_mean, max_mean, map and backend_options
     merge key by key; options merge per metric and key; every other value replaces the file's."""
     file_values, source = find_config(str(values.get("input", "-")), config)
     merged: dict[str, Any] = {**file_values}
     for key, value in values.items():
-        if key in ("thresholds", "min_mean", "map", "backend_options"):  # --judge-option merges with [judge.backend_options]
+        if key in ("thresholds", "min_mean", "max_mean", "map", "backend_options"):  # --judge-option merges with [judge.backend_options]
             merged[key] = {**file_values.get(key, {}), **value}
         elif key == "options":
             merged[key] = merge_options(file_values.get("options", {}), value)

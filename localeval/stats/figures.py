@@ -45,7 +45,7 @@ class MetricFigures:
     """One metric over the run: `count` samples (all but unreadable lines), `scored` of them with
     a number, `nan` undefined, `errors` unscored; the mean with its standard error and 95% interval
     (None below 2 scores), the median (within `median_within` once the scores are binned); and the
-    blocks that apply: judge usage, a `-t` gate, prediction-powered figures, a --min-mean gate."""
+    blocks that apply: judge usage, a `-t` gate, prediction-powered figures, a --min-mean or --max-mean gate."""
 
     count: int
     scored: int

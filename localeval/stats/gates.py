@@ -1,5 +1,6 @@
-"""The pass/fail rules of a run's gates: `-t` (every sample's score at least a threshold) and
-`--min-mean` (a metric's mean, or a bound of its 95% interval, at least a minimum).
+"""The pass/fail rules of a run's gates: `-t` (every sample's score at least a threshold),
+`--min-mean` (a metric's mean, or a bound of its 95% interval, at least a minimum) and `--max-mean`
+(the same, at most a maximum: for a lower-is-better metric such as noise_sensitivity).
 
 Apart from the summary's arithmetic so that the one question CI asks, "does this run pass", is
 answered in one small place, and every writer reads the same verdict with its reason. A gate never
@@ -36,13 +37,11 @@ RETIRED_GATE_MODES = {
         "is below the minimum) or 'pass-if-confidently-above' (pass only when its lower bound reaches the minimum, what 'lower' did)"
     ),
 }
-# What each gate mode reads, by whether the interval is the prediction-powered one: the summary's (and JUnit's) names.
-_FIGURES = {
-    ("fail-if-confidently-below", False): "ci95_high",
-    ("fail-if-confidently-below", True): "ppi_ci95_high",
-    ("pass-if-confidently-above", False): "ci95_low",
-    ("pass-if-confidently-above", True): "ppi_ci95_low",
-}
+# What each gate mode reads of a --min-mean gate: the bound of the (plain) 95% interval, by its
+# side (0 low, 1 high). A --max-mean gate reads the other side: on a lower-is-better metric the
+# modes keep their sense for the pipeline's quality ("confidently below" the bar is the whole
+# interval above the maximum), as compare's --max-drop does on such a metric.
+_SIDES = {"fail-if-confidently-below": 1, "pass-if-confidently-above": 0}
 
 
 def check_gate_on(value: object, option: str = "threshold_on") -> GateOn:
@@ -101,30 +100,37 @@ class GateReading:
 
 @dataclass(frozen=True, kw_only=True)
 class MeanGate(GateReading):
-    """What a --min-mean gate read (GateReading): its `figure` is `mean`, `ci95_low`,
-    `ppi_ci95_high`..., and its reason tells no interval, too few samples or labels, unscored
-    samples; the reason is also there on a gate met by a small sample's benefit of the doubt."""
+    """What a --min-mean gate (or, `at_most`, a --max-mean gate) read (GateReading): its `figure`
+    is `mean`, `ci95_low`, `ppi_ci95_high`..., and its reason tells no interval, too few samples or
+    labels, unscored samples; the reason is also there on a gate met by a small sample's benefit of
+    the doubt. `bound` is the minimum the figure must reach, or the maximum it must not pass."""
 
-    minimum: float
+    bound: float
+    at_most: bool = False
+
+    @property
+    def kind(self) -> str:
+        """The gate's name in the summary's JSON and on the command line, less the dashes: min_mean or max_mean."""
+        return "max_mean" if self.at_most else "min_mean"
 
     def to_json_dict(self) -> dict[str, Any]:
-        return self._json_with({"min_mean": self.minimum, "min_mean_on": self.on}, "mean_ok")
+        return self._json_with({self.kind: self.bound, f"{self.kind}_on": self.on}, "mean_ok")
 
 
 def mean_gate(
-    on: GateOn, minimum: float, *, count: int, errors: int, scored: int, mean: float | None, interval: tuple[float, float] | None, ppi: PredictionPowered | None
+    on: GateOn, bound: float, *, at_most: bool = False, count: int, errors: int, scored: int, mean: float | None, interval: tuple[float, float] | None, ppi: PredictionPowered | None
 ) -> MeanGate:
-    """The --min-mean verdict of a metric with `count` samples, `errors` of them unscored and
-    `scored` scored, whose mean and 95% interval are `mean` and `interval`; an interval gate reads
-    the prediction-powered interval `ppi` when the metric has labels. An unscored sample fails the
-    gate, as it fails a per-sample threshold: a mean over the few samples that could be scored says
-    nothing about the others."""
+    """The --min-mean verdict (`at_most`: the --max-mean verdict) of a metric with `count` samples,
+    `errors` of them unscored and `scored` scored, whose mean and 95% interval are `mean` and
+    `interval`; an interval gate reads the prediction-powered interval `ppi` when the metric has
+    labels. An unscored sample fails the gate, as it fails a per-sample threshold: a mean over the
+    few samples that could be scored says nothing about the others."""
     reason = None
     if on == "mean":
         value, figure = mean, "mean"
     else:
-        figure = _FIGURES[(on, ppi is not None)]
-        side = 0 if figure.endswith("low") else 1
+        side = _SIDES[on] if not at_most else 1 - _SIDES[on]
+        figure = ("ppi_" if ppi is not None else "") + ("ci95_low", "ci95_high")[side]
         if ppi is not None:
             value = ppi.ci95[side] if ppi.ci95 else None
             if value is None:
@@ -139,7 +145,8 @@ def mean_gate(
         reason = "nothing was scored"
     if errors:
         reason = f"{errors} of {count} samples could not be scored, and an unscored sample fails a gate"
-    return MeanGate(minimum=minimum, on=on, figure=figure, value=value, ok=value is not None and value >= minimum and not errors, reason=reason)
+    within = value is not None and (value <= bound if at_most else value >= bound)
+    return MeanGate(bound=bound, at_most=at_most, on=on, figure=figure, value=value, ok=within and not errors, reason=reason)
 
 
 # What each mode of a --max-drop gate reads on a paired difference (compare's JSON and JUnit names).

@@ -159,22 +159,25 @@ class Summary:
         thresholds: Mapping[str, float] | None = None,
         min_mean: Mapping[str, float] | None = None,
         *,
+        max_mean: Mapping[str, float] | None = None,
         gate_on: GateOn = "mean",
         gold: Gold | None = None,
     ) -> None:
-        """`gate_on`: what a min_mean gate compares (GATE_MODES; an interval gate reads the
-        prediction-powered interval of a metric with labels). `gold`: human scores by sample id
+        """`max_mean`: the most a lower-is-better metric's mean may be. `gate_on`: what a min_mean
+        or max_mean gate compares (GATE_MODES; an interval gate reads the prediction-powered
+        interval of a metric with labels). `gold`: human scores by sample id
         (localeval.stats.human_scores), each joined to at most one scored sample."""
         thresholds = dict(thresholds or {})
         min_mean = dict(min_mean or {})
-        for kind, values in (("threshold", thresholds), ("min_mean", min_mean)):
+        max_mean = dict(max_mean or {})
+        for kind, values in (("threshold", thresholds), ("min_mean", min_mean), ("max_mean", max_mean)):
             for name, value in values.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                     raise ConfigError(f"{kind} for {name} must be a number in [0, 1], got {value!r}")
-        from localeval.metrics import minimum_refused  # the registry, once a summary is made
+        from localeval.metrics import maximum_refused, minimum_refused  # the registry, once a summary is made
 
-        for option, values in (("--threshold", thresholds), ("--min-mean", min_mean)):
-            refused = next((why for name in values if (why := minimum_refused(name, option)) is not None), None)
+        for option, values, refuses in (("--threshold", thresholds, minimum_refused), ("--min-mean", min_mean, minimum_refused), ("--max-mean", max_mean, maximum_refused)):
+            refused = next((why for name in values if (why := refuses(name, option)) is not None), None)
             if refused is not None:
                 raise ConfigError(refused)
             unscored = sorted(set(values) - set(metric_names))
@@ -185,6 +188,7 @@ class Summary:
                 )
         self.thresholds = thresholds
         self.min_mean = min_mean
+        self.max_mean = max_mean
         self.gate_on = check_gate_on(gate_on)
         self.gold = gold
         self._joined: dict[str, int] = {}  # labelled id -> the line of the one sample it joined
@@ -287,9 +291,11 @@ class Summary:
         interval = scores.interval()
         threshold = ThresholdGate(self.thresholds[name], tally.passed, tally.failed) if name in self.thresholds else None
         gate: MeanGate | None = None
-        if name in self.min_mean:
+        if name in self.min_mean or name in self.max_mean:  # never both: a metric takes the one its direction allows
+            at_most = name in self.max_mean
             gate = mean_gate(
-                self.gate_on, self.min_mean[name], count=tally.count, errors=tally.errors, scored=scores.count, mean=scores.mean(), interval=interval, ppi=ppi
+                self.gate_on, (self.max_mean if at_most else self.min_mean)[name], at_most=at_most,
+                count=tally.count, errors=tally.errors, scored=scores.count, mean=scores.mean(), interval=interval, ppi=ppi,
             )
         usage = None
         if tally.prompt_tokens or tally.completion_tokens:
