@@ -87,6 +87,16 @@ def run_score(*args: Any) -> Any:
 # id_context_recall of one retrieved id "a" against these references
 ID_RECALL_REFERENCES = {1.0: ["a"], 0.5: ["a", "b"], 0.25: ["a", "b", "c", "d"], 0.0: ["b"]}
 FIVE = [1.0, 1.0, 0.5, 0.5, 0.25]  # five id_context_recall scores: mean 0.650
+# Six capitals: a reference stating the capital, and a second fact about another city that the one
+# retrieved context states beside it (a relevant context: it supports the reference).
+CAPITALS = [
+    ("Paris is the capital of France.", "Lyon is famous for its food."),
+    ("Berlin is the capital of Germany.", "Munich hosts the Oktoberfest."),
+    ("Rome is the capital of Italy.", "Milan is a fashion centre."),
+    ("Madrid is the capital of Spain.", "Barcelona has the Sagrada Familia."),
+    ("Lisbon is the capital of Portugal.", "Porto is known for port wine."),
+    ("Vienna is the capital of Austria.", "Salzburg is the birthplace of Mozart."),
+]
 
 
 def id_recall_samples(tmp_path: Path, scores: list[float], ids: list[Any] | None = None, name: str = "samples.jsonl") -> Path:

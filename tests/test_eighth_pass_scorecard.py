@@ -11,22 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import invoke
+from conftest import CAPITALS, invoke
 
 from localeval import compare, create_metric
 from localeval.data.samples import Sample
 from localeval.stats.paired import Verdict
 
-# Six capitals: the reference states the capital, the one retrieved context states it and a
-# second fact about another city (a relevant context: it supports the reference).
-FACTS = [
-    ("Paris is the capital of France.", "Lyon is famous for its food."),
-    ("Berlin is the capital of Germany.", "Munich hosts the Oktoberfest."),
-    ("Rome is the capital of Italy.", "Milan is a fashion centre."),
-    ("Madrid is the capital of Spain.", "Barcelona has the Sagrada Familia."),
-    ("Lisbon is the capital of Portugal.", "Porto is known for port wine."),
-    ("Vienna is the capital of Austria.", "Salzburg is the birthplace of Mozart."),
-]
 METRICS = ("noise_sensitivity", "semantic_similarity", "answer_correctness")
 
 
@@ -34,7 +24,7 @@ def _scored(tmp_path: Path, name: str, noisy: bool) -> Path:
     """The capitals scored with the verifier: the response is the reference (noisy=False), or the
     context's other fact, which the reference does not state (noise_sensitivity 1)."""
     rows: list[dict[str, Any]] = []
-    for n, (reference, other) in enumerate(FACTS):
+    for n, (reference, other) in enumerate(CAPITALS):
         rows.append({"id": f"q{n}", "user_input": "What is the capital?", "reference": reference, "retrieved_contexts": [f"{reference} {other}"],
                      "response": other if noisy else reference})
     data = tmp_path / f"{name}.jsonl"

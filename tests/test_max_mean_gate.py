@@ -12,23 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import invoke
+from conftest import CAPITALS, invoke
 
 from localeval.data.results import ResultRow
 from localeval.errors import ConfigError
 from localeval.stats.summary import Summary
 
-# The capitals: the reference states the capital and the one retrieved context states it and a
-# second fact. A clean response is the reference (noise_sensitivity 0); a noisy one is the
-# context's other fact, which the reference does not state (noise_sensitivity 1).
-FACTS = [
-    ("Paris is the capital of France.", "Lyon is famous for its food."),
-    ("Berlin is the capital of Germany.", "Munich hosts the Oktoberfest."),
-    ("Rome is the capital of Italy.", "Milan is a fashion centre."),
-    ("Madrid is the capital of Spain.", "Barcelona has the Sagrada Familia."),
-    ("Lisbon is the capital of Portugal.", "Porto is known for port wine."),
-    ("Vienna is the capital of Austria.", "Salzburg is the birthplace of Mozart."),
-]
+# A clean response is the reference (noise_sensitivity 0); a noisy one is the context's other fact,
+# which the reference does not state (noise_sensitivity 1).
 NOISY = 2  # the first two responses are noisy: the mean is 2 / 6
 
 
@@ -40,7 +31,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     rows: list[dict[str, Any]] = [
         {"id": f"q{n}", "user_input": "What is the capital?", "reference": reference, "retrieved_contexts": [f"{reference} {other}"],
          "response": other if n < NOISY else reference}
-        for n, (reference, other) in enumerate(FACTS)
+        for n, (reference, other) in enumerate(CAPITALS)
     ]
     data = folder / "capitals.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -63,7 +54,7 @@ def test_a_noisy_run_fails_a_maximum_and_a_cleaner_one_passes_it(scored, tmp_pat
     """Mean 0.333: above a maximum of 0.2 (exit 1), within one of 0.5 (exit 0), and every report
     says it was a maximum."""
     failed, figures, markdown = _gated(scored, tmp_path, "--max-mean", "noise_sensitivity=0.2")
-    assert figures["mean"] == pytest.approx(NOISY / len(FACTS)), figures
+    assert figures["mean"] == pytest.approx(NOISY / len(CAPITALS)), figures
     assert failed.exit_code == 1, failed.output
     assert "noise_sensitivity mean 0.333 > 0.2 (the most it may be)" in failed.output
     assert figures["max_mean"] == 0.2 and figures["max_mean_on"] == "mean" and figures["gated_figure"] == "mean" and figures["mean_ok"] is False
