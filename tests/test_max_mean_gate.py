@@ -90,10 +90,15 @@ def test_the_interval_modes_read_the_other_bound_of_a_maximum(scored, tmp_path, 
 
 
 def test_a_maximum_on_a_higher_is_better_metric_is_refused_before_any_sample(scored, tmp_path):
+    """A maximum on a higher-is-better metric is refused naming --min-mean; one on a misspelt name,
+    as a gate for a metric the run does not score (not as higher-is-better)."""
     data, _ = scored
     out = tmp_path / "out.jsonl"
     result = invoke(["score", str(data), "-m", "id_context_recall", "--max-mean", "id_context_recall=0.5", "-o", str(out), "-q"])
     assert result.exit_code == 2 and "id_context_recall is higher-is-better" in result.output and "--min-mean id_context_recall=VALUE" in result.output, result.output
+    assert not out.exists()
+    misspelt = invoke(["score", str(data), "-m", "noise_sensitivity", "--verifier", "--max-mean", "noise_sensitivty=0.2", "-o", str(out), "-q"])
+    assert misspelt.exit_code == 2 and "--max-mean noise_sensitivty: a gate for a metric that is not selected" in misspelt.output, misspelt.output
     assert not out.exists()
 
 

@@ -199,9 +199,10 @@ def minimum_refused(name: str, gate: str) -> str | None:
 def maximum_refused(name: str, gate: str) -> str | None:
     """Why `gate` (a maximum the mean must not pass: --max-mean) cannot be read on `name`, or None:
     on a higher-is-better metric it would fail the good runs (context_recall 1.0 passes no
-    maximum below 1). A name the registry does not hold reads as higher-is-better, so a misspelt
-    noise_sensitivity is refused here rather than gated upside down."""
-    if lower_is_better(name):
+    maximum below 1). A name the registry does not hold is not refused here: a misspelt
+    noise_sensitivity is not a selected metric, and the summary refuses it as such."""
+    cls = REGISTRY.get(name)
+    if cls is None or not cls.higher_is_better:
         return None
     return (
         f"{gate} {name}: {name} is higher-is-better (its good scores are the high ones), and --max-mean is a maximum for "
