@@ -266,7 +266,7 @@ class _GateMode(_StringChoice):
 @click.option("--min-mean", "min_mean_values", multiple=True, metavar="NAME=VALUE", help="Fail (exit 1) when the metric's mean (or the interval bound --threshold-on names) is below VALUE, in [0, 1], or a sample could not be scored by it (repeatable).")
 @click.option(
     "--max-mean", "max_mean_values", multiple=True, metavar="NAME=VALUE",
-    help="For a lower-is-better metric (noise_sensitivity): fail (exit 1) when its mean (or the interval bound --threshold-on names, the other side) is above VALUE, in [0, 1], "
+    help="For a lower-is-better metric (`localeval metrics` says which): fail (exit 1) when its mean (or the interval bound --threshold-on names, the other side) is above VALUE, in [0, 1], "
     "or a sample could not be scored by it (repeatable).",
 )
 @click.option(
