@@ -74,6 +74,9 @@ class PairedDifference:
     up: int
     down: int
     level: int
+    # The interval's half-width: the smallest difference (either way) this many pairs, with this
+    # spread, could show. A change smaller than it reads "no difference shown" whatever it is.
+    smallest_shown: float | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -99,6 +102,7 @@ class PairedDifference:
             "stderr": self.stderr, "ci95": list(self.ci95) if self.ci95 else None,
             "unpaired_ci95": list(self.unpaired_ci95) if self.unpaired_ci95 else None, "width_ratio": self.width_ratio,
             "up": self.up, "down": self.down, "level": self.level, "verdict": self.verdict.value,
+            "smallest_shown": self.smallest_shown,
         }
 
 
@@ -128,11 +132,11 @@ def paired_difference(base: Sequence[float], candidate: Sequence[float], *, one_
         return PairedDifference(count, base_mean, candidate_mean, mean, None, None, None, up, down, count - up - down)
     squares = _squares(differences, mean)
     if one_pipeline and up == down == 0:
-        return PairedDifference(count, base_mean, candidate_mean, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0), 0, 0, count)
+        return PairedDifference(count, base_mean, candidate_mean, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0), 0, 0, count, 0.0)
     stderr = math.sqrt(squares / (count - 1) / count)
     half = difference_half_width(count, squares)
     unpaired = math.hypot(mean_half_width(count, _squares(base, base_mean)), mean_half_width(count, _squares(candidate, candidate_mean)))
     return PairedDifference(
         count, base_mean, candidate_mean, mean, stderr, (max(-1.0, mean - half), min(1.0, mean + half)),
-        (max(-1.0, mean - unpaired), min(1.0, mean + unpaired)), up, down, count - up - down,
+        (max(-1.0, mean - unpaired), min(1.0, mean + unpaired)), up, down, count - up - down, half,
     )
