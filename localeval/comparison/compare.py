@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from localeval.comparison.inputs import RecordedInput, ScoredSample, read_recorded_input, recorded_input_path
-from localeval.comparison.movers import Mover, what_changed
+from localeval.comparison.movers import Mover, quote, what_changed
 from localeval.comparison.runs import ComparedRun, no_cycle_collection, read_run
-from localeval.comparison.setup import SetupDifference, same_input, setup_differences
+from localeval.comparison.setup import InputFiles, SetupDifference, input_files, setup_differences
 from localeval.data.results import INPUT_ERROR_KEY, Outcome, ResultRow
 from localeval.errors import EXIT_OK, EXIT_USAGE, ConfigError
 from localeval.stats.gates import DropGate, GateOn, check_gate_on, drop_gate
@@ -28,6 +28,7 @@ from localeval.stats.paired import PairedDifference, Verdict, paired_difference
 EXIT_GATE_FAILED = 1
 DEFAULT_SHOW = 5
 DEFAULT_MAX_DROP_ON: GateOn = "fail-if-confidently-below"
+EVERY_METRIC = "all"  # --max-drop all=VALUE: a gate on every compared metric (a NAME=VALUE beside it wins for NAME)
 MAX_LISTED = 50  # unpaired samples listed per kind in the reports; the JSON lists them all
 Side = Literal["base", "candidate", "both"]
 
@@ -47,9 +48,22 @@ class Unpaired:
 
 
 @dataclass(frozen=True)
+class PairedScore:
+    """One sample both runs scored on a metric: its id, its line in each file and both scores
+    (the comparison page's table of every pair, and its scatter)."""
+
+    id: str | int | None
+    base_line: int
+    candidate_line: int
+    base: float
+    candidate: float
+
+
+@dataclass(frozen=True)
 class MetricComparison:
     """One shared metric: its paired difference, the samples it could not compare, how many both
-    runs left undefined, its --max-drop gate, and the samples that moved most each way."""
+    runs left undefined, its --max-drop gate, the samples that moved most each way, and every
+    pair compared (in the base's order)."""
 
     name: str
     difference: PairedDifference
@@ -60,6 +74,7 @@ class MetricComparison:
     worsened: tuple[Mover, ...]
     one_pipeline: bool = False
     lower_is_better: bool = False  # the metric's good scores are its low ones (noise_sensitivity)
+    pairs: tuple[PairedScore, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -114,6 +129,7 @@ class Comparison:
     max_drop: dict[str, float] = field(default_factory=dict)
     gate_refusal: str | None = None
     recorded_inputs: dict[str, str] = field(default_factory=dict)
+    inputs: InputFiles | None = None  # the input files the headers record: another one is the normal case
 
     def files_read(self) -> dict[str, str]:
         """Every file the comparison read, by what names it: the two results files and the input
@@ -138,6 +154,7 @@ class Comparison:
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "base": self.base, "candidate": self.candidate, "paired_by": self.paired_by, "one_pipeline": self.one_pipeline,
+            "inputs": self.inputs.to_json_dict() if self.inputs else None,
             "setup_differences": [d.to_json_dict() for d in self.setup], "questions": self.questions,
             "unpaired": [u.to_json_dict() for u in self.unpaired], "not_shared": self.not_shared,
             "gate_refusal": self.gate_refusal, "gates_hold": self.gates_hold if self.gated else None,
@@ -196,7 +213,7 @@ def _check_questions(pairs: list[tuple[ResultRow, ResultRow]], inputs: tuple[Rec
     for pair in pairs:
         one, two = base.get(pair[0].line), candidate.get(pair[1].line)
         if one is not None and two is not None and one.question != two.question:
-            unpaired.append(Unpaired(pair[0].id, pair[0].line, "both", f"another question: {one.question!r:.120} in the base, {two.question!r:.120} in the candidate (line {pair[1].line})"))
+            unpaired.append(Unpaired(pair[0].id, pair[0].line, "both", f"another question: {quote(one.question, 120)} in the base, {quote(two.question, 120)} in the candidate (line {pair[1].line})"))
         else:
             kept.append(pair)
     return kept, f"question text checked on {len(pairs)} pairs: {len(pairs) - len(kept)} differ"
@@ -210,10 +227,10 @@ def _why_not(row: ResultRow, metric: str) -> str:
 
 def _compare_metric(
     name: str, pairs: list[tuple[ResultRow, ResultRow]], samples: tuple[RecordedInput, RecordedInput], show: int, one_pipeline: bool, lower: bool
-) -> tuple[PairedDifference, list[Unpaired], int, tuple[Mover, ...], tuple[Mover, ...]]:
+) -> tuple[PairedDifference, list[Unpaired], int, tuple[Mover, ...], tuple[Mover, ...], tuple[PairedScore, ...]]:
     """The paired difference of `name`, the samples not compared, how many both runs left
-    undefined, and the `show` samples that improved and worsened most (for a `lower`-is-better
-    metric, a fall is an improvement)."""
+    undefined, the `show` samples that improved and worsened most (for a `lower`-is-better
+    metric, a fall is an improvement), and every pair compared."""
     base_scores: list[float] = []
     candidate_scores: list[float] = []
     scored: list[tuple[ResultRow, ResultRow]] = []
@@ -241,26 +258,45 @@ def _compare_metric(
     def mover(index: int) -> Mover:
         base, candidate = scored[index]
         found = (_sample(samples[0], base), _sample(samples[1], candidate))
-        changes = what_changed((base.details.get(name), candidate.details.get(name)), found)
+        changes = what_changed((base.details.get(name), candidate.details.get(name)), found, (base_scores[index], candidate_scores[index]))
         return Mover(base.id, base.line, candidate.line, base_scores[index], candidate_scores[index], changes)
 
     fell = tuple(mover(i) for i in order[:show] if candidate_scores[i] < base_scores[i])
     rose = tuple(mover(i) for i in reversed(order[-show:] if show else []) if candidate_scores[i] > base_scores[i])
-    return (difference, unpaired, both_undefined, fell, rose) if lower else (difference, unpaired, both_undefined, rose, fell)
+    every = tuple(PairedScore(b.id, b.line, c.line, base_scores[i], candidate_scores[i]) for i, (b, c) in enumerate(scored))
+    return (difference, unpaired, both_undefined, fell, rose, every) if lower else (difference, unpaired, both_undefined, rose, fell, every)
 
 
 def _sample(recorded: RecordedInput, row: ResultRow) -> ScoredSample | None:
     return recorded.samples.get(row.line) if recorded.samples is not None else None
 
 
-def _gate_refusal(setup: Iterable[SetupDifference], allow_setup_change: bool) -> str | None:
-    changes = [d.describe() for d in setup if d.changes_scores]
-    if not changes or allow_setup_change:
-        return None
-    return (
-        "the --max-drop gates are refused: the runs differ in what a score means (" + "; ".join(changes[:10]) + (f"; and {len(changes) - 10} more" if len(changes) > 10 else "")
-        + "), so a difference is the setup's as much as the pipeline's. Pass --allow-setup-change if the setup change is what you compare"
+MAX_KEYS_NAMED = 4  # setup keys a refusal names; the differences themselves are listed above it
+
+
+def _gate_refusal(setup: Iterable[SetupDifference], gated: Iterable[str], allow_setup_change: bool) -> tuple[set[str], str | None]:
+    """The gated metrics whose score the setup differences change, and one short sentence refusing
+    their gates (None when none is, or the user said the setup change is what they compare). Each
+    metric is judged by what it depends on: another judge refuses no id_context_recall gate."""
+    changes = [d for d in setup if d.changes_scores]
+    refused = [name for name in gated if any(name in d.affects for d in changes)]
+    if not refused or allow_setup_change:
+        return set(), None
+    keys = list(dict.fromkeys(d.key for d in changes if set(d.affects) & set(refused)))
+    named = ", ".join(keys[:MAX_KEYS_NAMED]) + (f" and {len(keys) - MAX_KEYS_NAMED} more" if len(keys) > MAX_KEYS_NAMED else "")
+    return set(refused), (
+        f"--max-drop {', '.join(refused)} refused: the runs differ in {named}, which changes what {'its score means' if len(refused) == 1 else 'their scores mean'}; "
+        "pass --allow-setup-change if that change is what you compare"
     )
+
+
+def every_metric_gate(gates: Mapping[str, float], compared: Iterable[str]) -> dict[str, float]:
+    """The gates with `all` (EVERY_METRIC) read as one per compared metric, a gate named beside it
+    winning for its metric: `all=0.02, faithfulness=0.05` gates faithfulness at 0.05, the rest at 0.02."""
+    if EVERY_METRIC not in gates:
+        return dict(gates)
+    named = {name: value for name, value in gates.items() if name != EVERY_METRIC}
+    return {**{name: gates[EVERY_METRIC] for name in compared}, **named}
 
 
 def compare(
@@ -307,11 +343,13 @@ def _compare(
         if missing:
             raise ConfigError(f"{', '.join(missing)}: not scored by both runs (both scored: {', '.join(shared) or 'no metric'})")
         shared = wanted
+    gates = every_metric_gate(gates, shared)
     missing_gates = [name for name in gates if name not in shared]
     if missing_gates:
         raise ConfigError(f"--max-drop {', '.join(missing_gates)}: not a metric both runs scored and compared (compared: {', '.join(shared) or 'no metric'})")
     setup = tuple(setup_differences(runs[0].run, runs[1].run, shared))
-    one_pipeline = same_input(runs[0].run, runs[1].run) and not any(d.changes_scores for d in setup)
+    inputs_recorded = input_files(runs[0].run, runs[1].run)
+    one_pipeline = inputs_recorded.same and not any(d.changes_scores for d in setup)
     unpaired: list[Unpaired] = []
     keyed = (_keyed(runs[0], "base", unpaired), _keyed(runs[1], "candidate", unpaired))
     pairs = [(row, keyed[1][key]) for key, row in keyed[0].items() if key in keyed[1]]
@@ -319,22 +357,24 @@ def _compare(
     unpaired += [Unpaired(row.id, row.line, "candidate", _only_in("candidate", key, keyed[0])) for key, row in keyed[1].items() if key not in keyed[0]]
     inputs = (read_recorded_input(runs[0].run, runs[0].path), read_recorded_input(runs[1].run, runs[1].path))
     pairs, questions = _check_questions(pairs, inputs, unpaired)
-    refusal = _gate_refusal(setup, allow_setup_change) if gates else None
+    refused, refusal = _gate_refusal(setup, gates, allow_setup_change)
     from localeval.metrics import lower_is_better  # the metric modules, once a comparison is made (not for `compare --help`)
 
     compared = {}
     for name in shared:
         lower = lower_is_better(name)
-        difference, not_compared, both_undefined, improved, worsened = _compare_metric(name, pairs, inputs, show, one_pipeline, lower)
+        unchanged = inputs_recorded.same and not any(name in d.affects for d in setup)  # the same input, nothing this metric depends on changed
+        difference, not_compared, both_undefined, improved, worsened, every = _compare_metric(name, pairs, inputs, show, unchanged, lower)
         gate = None
-        if name in gates and refusal is None:
+        if name in gates and name not in refused:
             mean, interval = difference.mean, difference.ci95
             if lower:  # the cost is the rise: the gate reads the difference with its sign turned
                 mean, interval = None if mean is None else -mean, None if interval is None else (-interval[1], -interval[0])
             gate = drop_gate(on, float(gates[name]), paired=difference.count, mean=mean, interval=interval, uncompared=len(unpaired) + len(not_compared))
-        compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, one_pipeline, lower)
+        compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, unchanged, lower, every)
     return Comparison(
         runs[0].path, runs[1].path, "line" if _by_line(*runs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
         {name: float(value) for name, value in gates.items()}, refusal,
         {f"the input {role} records": path for role, path in zip(("BASE", "CANDIDATE"), (recorded_input_path(run.run) for run in runs), strict=True) if path},
+        inputs_recorded,
     )

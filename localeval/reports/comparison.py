@@ -113,7 +113,7 @@ def comparison_text(comparison: Comparison) -> str:
         lines.append(plain(f"{name}, {label}:"))
         for mover in movers:
             lines.append(plain(f"  id {mover.id!r} (line {mover.base_line}): {number(mover.base)} -> {number(mover.candidate)}"))
-            lines += [plain(f"    {change}") for change in mover.changes]
+            lines += [plain(f"    {change.text}") for change in mover.changes]
     if comparison.gated:
         lines.append("gates refused" if comparison.gate_refusal else "gates " + ("met" if comparison.gates_hold else "NOT met"))
     return "\n".join(lines)
@@ -134,7 +134,7 @@ def mover_tables(comparison: Comparison) -> list[tuple[str, str, Sequence[Mover]
 def _markdown_movers(out: IO[str], name: str, label: str, movers: Sequence[Mover]) -> None:
     out.write(f"\n#### {markdown_cell(name)}: {label}\n\n| id | line | base | candidate | what changed |\n|---|---|---|---|---|\n")
     for mover in movers:
-        changes = "<br>".join(markdown_cell(change, 400) for change in mover.changes) or "no change recorded in the details"
+        changes = "<br>".join(markdown_cell(change.text, 400) for change in mover.changes) or "no change recorded in the details"
         out.write(f"| {markdown_cell(mover.id)} | {mover.base_line} | {number(mover.base)} | {number(mover.candidate)} | {changes} |\n")
 
 

@@ -24,7 +24,7 @@ EXTRA_STYLE = ".better{color:#1a7f37}"
 def _movers(out: IO[str], name: str, label: str, movers: Sequence[Mover]) -> None:
     out.write(f"<h3>{html_text(name)}: {label}</h3><table><thead><tr><th>id</th><th>line</th><th>base</th><th>candidate</th><th>what changed</th></tr></thead><tbody>\n")
     for mover in movers:
-        changes = "".join(f"<li>{html_text(change, 1000)}</li>" for change in mover.changes) or "<li>no change recorded in the details</li>"
+        changes = "".join(f"<li>{html_text(change.text, 1000)}</li>" for change in mover.changes) or "<li>no change recorded in the details</li>"
         out.write(
             f"<tr><td>{html_text(mover.id)}</td><td class=num>{mover.base_line}</td><td class=num>{number(mover.base)}</td>"
             f"<td class=num>{number(mover.candidate)}</td><td><ul>{changes}</ul></td></tr>\n"
