@@ -34,7 +34,7 @@ from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
 from localeval.metrics.judging import GRADERS
 from localeval.models import store as model_store
-from localeval.reports.comparison import comparison_text, write_comparison_junit, write_comparison_markdown
+from localeval.reports.comparison import comparison_text, gate_words, write_comparison_junit, write_comparison_markdown
 from localeval.reports.comparison_html import write_comparison_html
 from localeval.reports.escaping import plain
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
@@ -530,8 +530,12 @@ def compare_command(
             write_comparison_junit(out, comparison)
     if not quiet:
         click.echo(comparison_text(comparison), err=STDIO in outputs.values())  # standard output holds the report named '-'
-    if comparison.gate_refusal:
+    if comparison.gate_refusal:  # once, short, on every run: the table above does not repeat it
         click.echo(f"localeval: error: {plain(comparison.gate_refusal)}", err=True)
+    elif quiet:  # -q prints no table: a failed gate still says which, one line each
+        for name, m in comparison.metrics.items():
+            if m.gate is not None and not m.gate.ok:
+                click.echo(f"localeval: gate failed: {plain(gate_words(name, m.gate, m.lower_is_better))}", err=True)
     sys.exit(comparison.exit_code)
 
 

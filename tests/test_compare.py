@@ -157,8 +157,11 @@ def test_a_gate_over_another_setup_is_refused_unless_the_setup_change_is_what_is
         paths.append(out)
     refused = invoke(["compare", str(paths[0]), str(paths[1]), "--max-drop", "nonllm_context_recall=0.1"])
     assert refused.exit_code == 2
-    assert "The runs differ in what a score means:" in refused.output and "metrics.nonllm_context_recall.measure: 'levenshtein' in the base, 'partial_ratio' in the candidate" in refused.output
-    assert "--allow-setup-change" in refused.output
+    assert "The runs differ in what a score means:" in refused.output
+    assert 'metrics.nonllm_context_recall.measure: "levenshtein" in the base, "partial_ratio" in the candidate (changes nonllm_context_recall)' in refused.output
+    assert refused.output.count("--allow-setup-change") == 1 and refused.output.count("refused: the runs differ in") == 1  # said once, short
+    (refusal,) = [line for line in refused.output.splitlines() if "--allow-setup-change" in line]
+    assert refusal.startswith("localeval: error: --max-drop nonllm_context_recall refused") and len(refusal) < 300, refusal
     allowed = invoke(["compare", str(paths[0]), str(paths[1]), "--max-drop", "nonllm_context_recall=0.1", "--allow-setup-change"])
     assert allowed.exit_code == 0, allowed.output
     assert invoke(["compare", str(paths[0]), str(paths[1])]).exit_code == 0  # no gate, nothing refused: the differences are printed first
@@ -168,8 +171,12 @@ def test_a_gate_over_another_setup_is_refused_unless_the_setup_change_is_what_is
 def test_another_input_file_is_information_not_a_refusal(tmp_path):
     base, candidate = base_and_candidate(tmp_path, [2] * 20, [2] * 19 + [1])
     found = compare(base, candidate, max_drop={ID_RECALL: 0.1})
-    assert {d.key for d in found.setup} == {"input.path", "input.sha256"} and not any(d.changes_scores for d in found.setup)
+    assert found.setup == () and found.inputs is not None and not found.inputs.same  # another input file: no setup difference
     assert found.gate_refusal is None and found.exit_code == 0 and not found.one_pipeline
+    said = invoke(["compare", str(base), str(candidate)]).output
+    assert "Input: " in said and "(another file, as a candidate's own run has)" in said and "The runs differ" not in said and "sha256" not in said
+    inputs = found.to_json_dict()["inputs"]
+    assert inputs["same"] is False and inputs["base"]["path"].endswith("base.jsonl") and len(inputs["candidate"]["sha256"]) == 64
 
 
 def test_bad_input_is_a_clear_error_naming_the_file_line_and_field(tmp_path, write_jsonl):
@@ -219,7 +226,8 @@ def test_markdown_json_and_junit_say_the_same(tmp_path):
     base, candidate = base_and_candidate(tmp_path, [2] * 40, [2] * 25 + [0] * 15)
     md, js, xml = tmp_path / "c.md", tmp_path / "c.json", tmp_path / "c.xml"
     result = invoke(["compare", str(base), str(candidate), "--max-drop", f"{ID_RECALL}=0.05", "--markdown", str(md), "--json", str(js), "--junit-xml", str(xml), "-q"])
-    assert result.exit_code == 1 and result.output == ""
+    assert result.exit_code == 1 and result.stdout == ""  # -q: no table; a failed gate says which on standard error, one line each
+    assert result.stderr.splitlines() == [f"localeval: gate failed: --max-drop {ID_RECALL}=0.050 (fail-if-confidently-below): upper 95% bound -0.204 against -0.050: NOT met"]
     text = md.read_text(encoding="utf-8")
     assert text.startswith("## localeval compare: FAILED") and f"| {ID_RECALL} | 40 | 1.000 | 0.625 | -0.375 |" in text and "### What moved" in text
     figures = json.loads(js.read_text(encoding="utf-8"))

@@ -197,8 +197,11 @@ def _only_in(side: Side, key: tuple[str, str | int], other: Mapping[tuple[str, s
     return f"in the {side} only"
 
 
-def _by_line(*runs: ComparedRun) -> bool:
-    """Every id is its row's line number: the samples had no ids, so they pair by line."""
+def _by_line(runs: tuple[ComparedRun, ComparedRun], inputs: tuple[RecordedInput, RecordedInput]) -> bool:
+    """Every id is its row's line number and no input read back has an id of its own: the samples
+    had no ids, so they pair by line (samples with ids 1..n in lines 1..n pair by id)."""
+    if any(found.with_ids for found in inputs):
+        return False
     return all(row.id is None or (type(row.id) is int and row.id == row.line) for run in runs for row in run.rows)
 
 
@@ -373,7 +376,7 @@ def _compare(
             gate = drop_gate(on, float(gates[name]), paired=difference.count, mean=mean, interval=interval, uncompared=len(unpaired) + len(not_compared))
         compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, unchanged, lower, every)
     return Comparison(
-        runs[0].path, runs[1].path, "line" if _by_line(*runs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
+        runs[0].path, runs[1].path, "line" if _by_line(runs, inputs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
         {name: float(value) for name, value in gates.items()}, refusal,
         {f"the input {role} records": path for role, path in zip(("BASE", "CANDIDATE"), (recorded_input_path(run.run) for run in runs), strict=True) if path},
         inputs_recorded,

@@ -28,10 +28,12 @@ class ScoredSample:
 
 @dataclass(frozen=True)
 class RecordedInput:
-    """The samples of a run's input by line, or None with the reason they could not be read."""
+    """The samples of a run's input by line, or None with the reason they could not be read, and
+    whether any of them has an id of its own (ids 1..n are ids, not line numbers: None when unread)."""
 
     samples: dict[int, ScoredSample] | None
     note: str | None
+    with_ids: bool | None = None
 
 
 def recorded_input_path(run: dict[str, Any]) -> str:
@@ -53,9 +55,10 @@ def read_recorded_input(run: dict[str, Any], results_path: str) -> RecordedInput
         return RecordedInput(None, f"{results_path}: its header's field map is not one")
     if file_sha256(path) != sha256:
         return RecordedInput(None, f"{results_path}: {path} is not the input it scored (another SHA-256)")
-    samples = {
-        record.line: ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()), record.sample.response)
-        for record in read_records(path, field_map=field_map)
-        if record.sample is not None
-    }
-    return RecordedInput(samples, None)
+    samples = {}
+    with_ids = False
+    for record in read_records(path, field_map=field_map):
+        if record.sample is not None:
+            samples[record.line] = ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()), record.sample.response)
+            with_ids = with_ids or record.sample.id is not None
+    return RecordedInput(samples, None, with_ids)

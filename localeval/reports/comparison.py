@@ -68,7 +68,9 @@ def preamble(comparison: Comparison) -> list[str]:
         lines.append("The runs also differ in:" if meaning else "The runs differ in:")
         lines += [f"  {d.describe()}" for d in other]
     if not comparison.setup:
-        lines.append("The runs have the same setup (judge, metric options, input" + (", and the same input file)" if comparison.one_pipeline else ")"))
+        lines.append("The runs have the same setup (judge, metric options, field map).")
+    if comparison.inputs is not None:  # another input file is the normal case: one line, not a setup difference
+        lines.append(comparison.inputs.sentence())
     how = "by line (the samples have no ids)" if comparison.paired_by == "line" else "by id"
     lines.append(f"Samples paired {how}; {comparison.questions}.")
     if comparison.unpaired and not any(m.difference.count for m in comparison.metrics.values()):
@@ -99,7 +101,7 @@ def comparison_text(comparison: Comparison) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     table = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
     table.insert(1, "  ".join("-" * w for w in widths))
-    lines = [plain(line) for line in preamble(comparison)] + [""] + table + [""]
+    lines = [plain(line) for line in preamble(comparison) if line != comparison.gate_refusal] + [""] + table + [""]  # the refusal: once, as the error
     for name, m in comparison.metrics.items():
         lines.append(plain(f"{name}: {m.sentence()}"))
         lines += [plain(note) for note in metric_notes(m)]
