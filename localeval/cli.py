@@ -539,6 +539,33 @@ def compare_command(
     sys.exit(comparison.exit_code)
 
 
+@cli.command("generate", epilog=_example("localeval generate docs/ -n 50 -o testset.jsonl"))
+@click.argument("docs", metavar="DOCS", required=False, type=click.Path(file_okay=False))
+@click.option("--chunks", "chunks_path", type=click.Path(dir_okay=False), help='Your own chunks instead of DOCS: JSON Lines, {"id": ..., "text": ...} a line (optionally "document"), so the gold ids are your retriever\'s.')
+@click.option("-n", "wanted", type=click.IntRange(1, 100000), required=True, help="Rows to write (fewer, with the reason, when the documents give fewer that pass the checks).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The test set (JSON Lines, ragas' field names); its summary goes beside it (NAME.summary.json).")
+@click.option("--chunk-size", type=click.IntRange(16, 4096), default=256, show_default=True, help="Tokens (words and punctuation marks) per chunk of DOCS, whole sentences.")
+@click.option("--two-context-share", type=click.FloatRange(0, 1), default=0.25, show_default=True, help="Share of the candidates that are two-context questions (two chunks naming one entity; kept only when the reference needs both).")
+@click.option("--resume", is_flag=True, help="Keep the rows already in --output (written by the same run) and go on.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines; the summary is still written.")
+@judge_flags()
+def generate_command(docs: str | None, chunks_path: str | None, wanted: int, output: str, chunk_size: int, two_context_share: float, resume: bool, quiet: bool, **judge_settings: Any) -> None:
+    """Write a test set from your documents: questions, references and gold contexts, each checked by the judge.
+
+    The judge writes each candidate under a grammar (never a malformed row); a candidate is kept
+    when its reference is attributed to its contexts, the question copies no sentence, stands
+    alone and is no near-duplicate of a kept one. Deterministic for a --seed; docs/generate.md."""
+    from localeval.generation.command import run_generate
+
+    def report(summary: Any) -> None:
+        if not quiet:
+            click.echo(f"generate: {summary.kept}/{wanted} rows kept, {summary.candidates} candidates tried", err=True)
+
+    summary = run_generate(docs, chunks_path, wanted, output, chunk_size, two_context_share, resume, judge_settings, report)
+    for line in summary.lines():
+        click.echo(f"localeval: {line}", err=True)
+
+
 @cli.command("metrics", epilog=_example("localeval metrics --json"))
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def metrics_command(as_json: bool) -> None:

@@ -1,0 +1,56 @@
+"""What the judge is asked to write: a question and its reference answer, under a grammar.
+
+The answer is an object of `Written`, decoded under its JSON schema's grammar (Judge.ask), so it
+always parses and every field is a bounded string: a small model cannot write a malformed row,
+the failure ragas' and DeepEval's generators hit with local models. The instructions say what
+the checks will refuse (a question about "the passage", a copied sentence, a pronoun with
+nothing before it), because a 1.5B model follows an instruction more often than it does not,
+and each refused candidate costs a generation.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from localeval.judge import Judge, Message
+from localeval.judge.reading import UsageTally
+
+QUESTION_CHARS = 200
+ANSWER_CHARS = 300
+WRITE_TOKENS = 220  # ceiling for both fields (the schema bounds each in characters)
+
+SYSTEM = (
+    "You write test questions for a search system over a company's documents. "
+    "Each question is one a real user could type, asks about one specific fact, and names what it is about "
+    "(people, products, places, dates) so that it makes sense on its own. Never write 'the passage', 'the text', "
+    "'the document', 'the study' or 'the author'. Never start with a pronoun. Ask in your own words: do not copy a sentence. "
+    "The answer is one or two short, complete sentences that state the fact, using only what the passages say."
+)
+SINGLE_USER = "Passage:\n{passage}\n\nWrite one question that this passage answers, and the answer."
+TWO_USER = (
+    "Passage 1:\n{first}\n\nPassage 2:\n{second}\n\n"
+    "Both passages mention {entity}. Write one question about {entity} whose answer needs a fact from passage 1 "
+    "and a fact from passage 2 (neither passage alone answers it), and the answer, stating both facts."
+)
+
+
+class Written(BaseModel):
+    """The judge's candidate: the question first (the answer is written knowing it)."""
+
+    question: str = Field(min_length=8, max_length=QUESTION_CHARS)
+    answer: str = Field(min_length=2, max_length=ANSWER_CHARS)
+
+
+def single_messages(passage: str) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": SINGLE_USER.format(passage=passage)}]
+
+
+def two_messages(first: str, second: str, entity: str) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TWO_USER.format(first=first, second=second, entity=entity)}]
+
+
+def write(judge: Judge, messages: list[Message], tally: UsageTally) -> Written:
+    """The judge's question and answer, whitespace tidied (a newline the grammar let through)."""
+    written, usage = judge.ask(messages, Written, WRITE_TOKENS)
+    tally.add(usage)
+    return Written.model_construct(question=" ".join(written.question.split()), answer=" ".join(written.answer.split()))
