@@ -34,8 +34,9 @@ from localeval.judge.spec import JudgeSpec, judge_flags
 from localeval.metrics import BUILTIN, PLUGIN_ERRORS, builtin_with_option, calibration_tasks, list_metrics, shadowing_plugins
 from localeval.metrics.judging import GRADERS
 from localeval.models import store as model_store
-from localeval.reports.comparison import comparison_text, gate_words, write_comparison_junit, write_comparison_markdown
+from localeval.reports.comparison import comparison_text, gate_words, write_comparison_junit
 from localeval.reports.comparison_html import write_comparison_html
+from localeval.reports.comparison_markdown import write_comparison_markdown
 from localeval.reports.escaping import plain
 from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
@@ -492,14 +493,15 @@ def _one_stream_to_stdout(outputs: dict[str, str]) -> None:
 )
 @click.option("--allow-setup-change", is_flag=True, help="Read the gates even when the runs differ in what a score means (another judge, grader, calibration, metric options, plugin version): the setup change is what is compared.")
 @click.option("--show", type=click.IntRange(0, 1000), default=DEFAULT_SHOW, show_default=True, help="The samples that moved most each way, per metric, with what changed in them.")
-@click.option("--markdown", "markdown_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write the comparison as Markdown (a pull-request comment, a CI job summary; '-' for standard output).")
+@click.option("--markdown", "markdown_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write the comparison as Markdown (a pull-request comment, a CI job summary; '-' for standard output): the verdict first, under 60,000 characters whatever the run's size.")
+@click.option("--html", "html_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write the comparison as one self-contained HTML page: the differences drawn with their intervals, the gates, every pair in one table ('-' for standard output).")
 @click.option("--json", "json_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write every figure as JSON ('-' for standard output).")
 @click.option("--junit-xml", type=click.Path(allow_dash=True, dir_okay=False), help="Write JUnit XML: one test case per gated metric ('-' for standard output).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read max_drop and max_drop_on from this file (default: localeval.toml next to CANDIDATE, else [tool.localeval] in ./pyproject.toml).")
 @click.option("-q", "--quiet", is_flag=True, help="No table on the terminal; errors are still reported.")
 def compare_command(
     base_path: str, candidate_path: str, metric_names: tuple[str, ...], max_drop_values: tuple[str, ...], max_drop_on: str | None, allow_setup_change: bool,
-    show: int, markdown_path: str | None, json_path: str | None, junit_xml: str | None, config_path: str | None, quiet: bool,
+    show: int, markdown_path: str | None, html_path: str | None, json_path: str | None, junit_xml: str | None, config_path: str | None, quiet: bool,
 ) -> None:
     """Compare two runs' results files on the samples both scored: per metric, the paired difference
     (CANDIDATE minus BASE) with its 95% interval and a verdict, what differs between the runs, and
@@ -507,7 +509,7 @@ def compare_command(
 
     Samples pair by id (by line when the samples have no ids). Exit codes as score's: 0, 1 when a
     --max-drop gate fails, 2 for bad input or a gate refused because the runs' setups differ."""
-    outputs = {"--markdown": markdown_path or "", "--json": json_path or "", "--junit-xml": junit_xml or ""}
+    outputs = {"--markdown": markdown_path or "", "--html": html_path or "", "--json": json_path or "", "--junit-xml": junit_xml or ""}
     _one_stream_to_stdout(outputs)
     file_values, source = find_config(candidate_path, config_path)
     refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path, "the config file": (source or {}).get("file", "")}, outputs)
@@ -522,6 +524,9 @@ def compare_command(
     if markdown_path:
         with atomic_text(markdown_path, "--markdown") as out:
             write_comparison_markdown(out, comparison)
+    if html_path:
+        with atomic_text(html_path, "--html") as out:
+            write_comparison_html(out, comparison)
     if json_path:
         with atomic_text(json_path, "--json") as out:
             out.write(dumps_json(comparison.to_json_dict(), indent=2) + "\n")
@@ -598,9 +603,12 @@ def calibrate_command(labels_path: str, output: str, **judge_settings: Any) -> N
     Prints cross-validated figures of the new fit against the judge's shipped
     calibration on the same rows, and writes the calibration file that
     `localeval score --calibration FILE` uses. The label format is in docs/configuration.md."""
+    from localeval.judge.cache import cache_path
     from localeval.run import calibrate as calibrating
 
-    refuse_overlaps({"LABELS": labels_path if labels_path != STDIO else "", **model_store.files_a_run_reads(judge_settings.get("model"))}, {"-o": output})
+    verdicts = cache_path(judge_settings.get("cache"))  # as score's: -o must not replace the cache the judge reads
+    read = {"LABELS": labels_path if labels_path != STDIO else "", "the verdict cache": str(verdicts or ""), **model_store.files_a_run_reads(judge_settings.get("model"))}
+    refuse_overlaps(read, {"-o": output})
     judge = open_backend(JudgeSpec.of(judge_settings, "calibrate"))
     try:
         bar = Progress(count_lines(labels_path), enabled=_stderr_is_a_terminal())
@@ -711,7 +719,8 @@ def _cache_file(path: str | None) -> Path:
 
     found = cache_path(path)
     if found is None:
-        raise ConfigError(f"${CACHE_ENV} turns the verdict cache off; name a file with --cache PATH")
+        said = f"--cache {path}" if path else f"${CACHE_ENV}"
+        raise ConfigError(f"{said} turns the verdict cache off; name a file with --cache PATH (./{path or 'off'} for a file of that name)")
     return found
 
 
@@ -737,7 +746,7 @@ def cache_info(path: str | None) -> None:
 @cache_group.command("clear", epilog=_example("localeval cache clear"))
 @click.option("--cache", "path", metavar="PATH", type=click.Path(dir_okay=False), help="The cache file (default: the one a run uses).")
 def cache_clear(path: str | None) -> None:
-    """Delete the verdict cache, whatever state it is in (never a file that is no sqlite file): the next run asks the judge again."""
+    """Delete the verdict cache, whatever state it is in (never a file that is not one: another program's database, the data, a device): the next run asks the judge again."""
     from localeval.judge.verdict_store import clear_store
 
     found = _cache_file(path)

@@ -59,9 +59,12 @@ def default_cache_path() -> Path:
 
 
 def cache_path(setting: str | bool | None) -> Path | None:
-    """The cache file a run uses: `setting` is JudgeSpec.cache (a path, False for none, None or
-    True for the default); without one, $LOCALEVAL_CACHE (a path, or "off"); else the default."""
+    """The cache file a run uses: `setting` is JudgeSpec.cache (a path, False or one of OFF_WORDS
+    for none, as the help says: `--cache false` makes no file named `false`, which ./false would;
+    None or True for the default); without one, $LOCALEVAL_CACHE (a path, or "off"); else the default."""
     if setting is False:
+        return None
+    if isinstance(setting, str) and setting.strip().lower() in OFF_WORDS:
         return None
     if isinstance(setting, str) and setting:
         return Path(setting).expanduser()

@@ -14,6 +14,12 @@ Works with llama-cpp-python's server (`python -m llama_cpp.server`), llama.cpp's
 - The runner keeps `concurrency` requests in flight, so a GPU server stays busy.
 - The only connection ever opened is to the URL given: proxies from the environment
   are ignored and redirects are refused.
+- The weights: what the server's /v1/models says about the served model beyond its name
+  (llama.cpp's `meta`: parameters, size, vocabulary; vLLM's `root` and `max_model_len`) is
+  recorded in the results header and keys the verdict cache, so a server restarted with other
+  weights under the same name and URL is another judge. A server that says nothing more
+  (llama-cpp-python's, `localeval serve`) cannot be told apart: the header says so
+  (WEIGHTS_UNSTATED), and its cached verdicts assume the server is unchanged.
 - Not guaranteed: byte-identical scores with the in-process judge. A server may
   batch requests together, which changes logits slightly; token counts use the
   server's tokenize endpoint when it has one (else an estimate), so chunk
@@ -22,6 +28,7 @@ Works with llama-cpp-python's server (`python -m llama_cpp.server`), llama.cpp's
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import math
@@ -49,6 +56,15 @@ ESTIMATED_CHARS_PER_TOKEN = 3  # when the server cannot tokenize: errs towards m
 
 
 MAX_RESPONSE_BYTES = 8 << 20  # a verdict or a claims list is a few kilobytes
+# What a /v1/models entry says that is not about the weights: the name (in the key already), its
+# owner, and what a server fills in at each request (llama-server's and vLLM's `created` is the
+# time of the request; vLLM's `permission` has its own ids and times).
+NOT_ABOUT_WEIGHTS = frozenset({"id", "object", "owned_by", "created", "permission", "permissions"})
+MAX_WEIGHTS_CHARS = 2000  # what the header keeps of it; beyond, its SHA-256
+WEIGHTS_UNSTATED = (
+    "not stated: the server's /v1/models names the model only, so cached verdicts assume it still serves the weights it served when they were cached "
+    "(after changing them: localeval cache clear, or --no-cache)"
+)
 
 
 class Options(BaseModel):
@@ -113,7 +129,7 @@ class ServerJudge:
         self._calibration = dict(calibration or {})
         self._calibration_file = calibration_file
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
-        self.model = self._served_model(model)
+        self.model, self.weights = self._served_model(model)
         self._tokenizer = self._find_tokenizer()
         self._response_format = "json_schema"
 
@@ -147,9 +163,10 @@ class ServerJudge:
                 time.sleep(BACKOFF_SECONDS * 2**attempt)
         raise ModelError(f"the judge server at {self.base_url} did not answer ({last}) after {retries + 1} tries; is it running?")
 
-    def _served_model(self, model: str | None) -> str:
-        """The model to ask for: --model if the server serves it, else the only one it serves.
-        Asking at load also tells a user at once when the server is not there."""
+    def _served_model(self, model: str | None) -> tuple[str, Any]:
+        """The model to ask for (--model if the server serves it, else the only one it serves) and
+        what the server says about its weights (`weights_stated`). Asking at load also tells a
+        user at once when the server is not there."""
         try:
             answer = self._request(f"{self.base_url}/models", None)
         except _ClientError as error:
@@ -157,14 +174,15 @@ class ServerJudge:
         listed = answer.get("data") if isinstance(answer, dict) else None
         if not isinstance(listed, list):
             raise ModelError(f"the judge server at {self.base_url} answered {self.base_url}/models without a list of models under 'data'; is it an OpenAI-compatible server?")
-        names = [str(item.get("id")) for item in listed if isinstance(item, dict)]
+        entries = [item for item in listed if isinstance(item, dict)]
+        names = [str(item.get("id")) for item in entries]
         if model is not None:
             if names and model not in names:
                 raise ConfigError(f"the server at {self.base_url} does not serve '{model}'; it serves: {', '.join(names[:10])}")
-            return model
-        if len(names) != 1:
+        elif len(names) != 1:
             raise ConfigError(f"the server at {self.base_url} serves {len(names)} models ({', '.join(names[:5])}); name one with --model")
-        return names[0]
+        chosen = model if model is not None else names[0]
+        return chosen, weights_stated(next((item for item in entries if str(item.get("id")) == chosen), {}))
 
     def _find_tokenizer(self) -> tuple[str, str] | None:
         """The server's tokenize endpoint (URL, JSON key of the text), if it has one of the known ones."""
@@ -267,6 +285,7 @@ class ServerJudge:
             "n_ctx": self._context_size,
             "seed": self.seed,
             "temperature": 0.0,
+            "weights": self.weights,  # in the verdict cache's key: other weights behind the same name are another judge
             SPEED_KEY: {"concurrency": self.concurrency, "timeout": self.timeout, "retries": self.retries},  # how fast, not what: a resume may change it
             "tokenizer": self._tokenizer[0] if self._tokenizer else f"estimate: {ESTIMATED_CHARS_PER_TOKEN} characters a token",
             "calibration": {k: dict(v) for k, v in self._calibration.items()},
@@ -281,6 +300,17 @@ class ServerJudge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def weights_stated(entry: Mapping[str, Any]) -> Any:
+    """What a /v1/models entry (untrusted JSON) says about the served weights: its fields but
+    the name, the owner and those a server fills in at each request; WEIGHTS_UNSTATED when it
+    says nothing more, its SHA-256 when it says too much for a header."""
+    stated = {str(k): v for k, v in entry.items() if str(k) not in NOT_ABOUT_WEIGHTS}
+    if not stated:
+        return WEIGHTS_UNSTATED
+    text = json.dumps(stated, sort_keys=True, ensure_ascii=False, default=str)
+    return stated if len(text) <= MAX_WEIGHTS_CHARS else {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def option_probabilities(logprobs: Sequence[tuple[str, float]], options: Sequence[str]) -> list[float]:

@@ -41,7 +41,7 @@ class JudgeSpec(BaseModel):
     judge_url: str | None = Field(None, description="Use the judge on this OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); --model names the served model.")
     judge_concurrency: int | None = Field(None, ge=1, le=256, description="Requests kept in flight to a judge server (default 4).", json_schema_extra={"identity": False})
     cache: str | bool | None = Field(
-        None, description="Keep the judge's answers in this file and reuse them on later runs (default: verdicts.sqlite next to the models, or $LOCALEVAL_CACHE); false: no cache.",
+        None, description="Keep the judge's answers in this file and reuse them on later runs (default: verdicts.sqlite next to the models, or $LOCALEVAL_CACHE); false or off: no cache (./false names a file).",
     )  # not in a judge's description, so not in a run's identity: a hit is the judge's own answer
     backend_options: dict[str, Any] = Field(
         default_factory=dict, description="A backend's own judge option, KEY=VALUE (repeatable; `localeval models options` lists them), validated by that backend."

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import sys
 import threading
 import time
@@ -29,6 +30,11 @@ from pathlib import Path
 from localeval.errors import ConfigError
 
 FORMAT_VERSION = 1  # sqlite's user_version: a file of a later version is left alone
+# sqlite's application_id of a verdict cache ("LEVC"), set when one is made: what tells a cache
+# from another program's sqlite database that --cache names by mistake (used, changed or
+# deleted as a cache, it would be converted or lost).
+APPLICATION_ID = 0x4C455643
+OUR_TABLES = frozenset({"entries"})  # a cache made before the application id: format 1, these tables only
 DEFAULT_MAX_BYTES = 1 << 30  # entries beyond this are evicted, least recently used first
 EVICT_TO = 0.9  # an eviction frees down to this share of the bound
 EVICT_SLICE = 2000  # entries looked at per step of an eviction
@@ -51,6 +57,11 @@ CREATE INDEX IF NOT EXISTS entries_used ON entries (used);
 
 class CacheUnusable(Exception):
     """The cache file cannot be used as it is (a message for the user, said once)."""
+
+
+class NotACache(CacheUnusable):
+    """The file is not a verdict cache (another program's database, the data, a device): left
+    alone, and `cache clear` is not advised, for it would refuse it."""
 
 
 def checksum(key: bytes, value: str) -> bytes:
@@ -104,6 +115,9 @@ class VerdictStore:
     # -- opening -----------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        reason = not_a_cache(self.path)
+        if reason is not None:
+            raise NotACache(f"{reason}: not a verdict cache")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None)
@@ -141,10 +155,15 @@ class VerdictStore:
             connection.execute("PRAGMA auto_vacuum=INCREMENTAL")  # before the first table: evicted space goes back to the disk
             with _transaction(connection):
                 if int(connection.execute("PRAGMA user_version").fetchone()[0]) < FORMAT_VERSION:  # another run may have made it meanwhile
+                    if _tables(connection):  # checked before, but a file may change in between: never add ours to another's
+                        raise NotACache("an sqlite database with tables of its own: not a verdict cache")
                     for statement in SCHEMA.split(";"):
                         if statement.strip():
                             connection.execute(statement)
                     connection.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+                    connection.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        elif int(connection.execute("PRAGMA application_id").fetchone()[0]) == 0:  # a cache made before the id: marked now
+            connection.execute(f"PRAGMA application_id={APPLICATION_ID}")
         connection.execute("SELECT count(*) FROM entries WHERE key = x''").fetchone()  # a file that is no database fails here
 
     def _open_read_only(self) -> sqlite3.Connection:
@@ -186,9 +205,7 @@ class VerdictStore:
             what = "this run is scored without it" if reading else "new answers are not kept (those in it are still read)"
             reason = str(error) or type(error).__name__
             damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
-            fix = "; `localeval cache clear` starts it afresh" if damaged or isinstance(error, CacheUnusable) else ""
-            if damaged and _foreign(self.path):  # the data or a model named by --cache: clearing it would delete it
-                reason, fix = "not an sqlite file: not a verdict cache", ""
+            fix = "; `localeval cache clear` starts it afresh" if (damaged or isinstance(error, CacheUnusable)) and not isinstance(error, NotACache) else ""
             _warn(f"the verdict cache {self.path} cannot be used ({reason}): {what}{fix}")
 
     # -- entries ----------------------------------------------------------------
@@ -308,12 +325,15 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
 
 def store_info(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> StoreInfo:
     """The cache file's figures, read without changing it; a file that cannot be read says why."""
-    if not path.exists():
-        return StoreInfo(path, False, 0, 0, 0, max_bytes, None, None)
-    file_bytes = sum(p.stat().st_size for p in _files(path) if p.exists())
     try:
-        if not _is_sqlite_or_empty(path):
-            return StoreInfo(path, True, file_bytes, 0, 0, max_bytes, None, "not an sqlite file: not a verdict cache", foreign=True)
+        reason = not_a_cache(path)
+        if not path.exists():
+            return StoreInfo(path, False, 0, 0, 0, max_bytes, None, None)
+        if reason is not None:
+            return StoreInfo(path, True, 0, 0, 0, max_bytes, None, f"{reason}: not a verdict cache", foreign=True)
+        file_bytes = sum(p.stat().st_size for p in _files(path) if p.is_file())
+        if file_bytes == 0:
+            return StoreInfo(path, True, 0, 0, 0, max_bytes, None, None)
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)
         try:
             version = int(connection.execute("PRAGMA user_version").fetchone()[0])
@@ -332,32 +352,66 @@ def _files(path: Path) -> list[Path]:
 
 
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every sqlite database file
+HEADER_BYTES = 100  # sqlite's file header: user_version at offset 60, application_id at 68
 
 
-def _is_sqlite_or_empty(path: Path) -> bool:
-    """A file that sqlite made (whatever became of its pages: its first bytes are sqlite's), or an
-    empty one; anything else is not a verdict cache, whatever --cache calls it."""
-    with open(path, "rb") as handle:
-        start = handle.read(len(SQLITE_MAGIC))
-    return SQLITE_MAGIC.startswith(start)
-
-
-def _foreign(path: Path) -> bool:
-    """A file that is there and is no sqlite file (unreadable counts as not foreign: nothing is said of it)."""
+def not_a_cache(path: Path) -> str | None:
+    """Why the file at `path` is not a verdict cache, or None when it is one or may become one:
+    absent, empty, an sqlite database with no tables, a cache (damaged or not) whose header
+    carries its application id, or a cache of format 1 made before that id (its tables only).
+    Anything else is refused: a device or FIFO (never opened: a FIFO would block), the data or a
+    model (no sqlite file), another program's database (its tables, or its application id)."""
     try:
-        return path.is_file() and not _is_sqlite_or_empty(path)
-    except OSError:
-        return False
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"it cannot be looked at ({error.strerror or error})"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a device, a FIFO, a folder)"
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(HEADER_BYTES)
+    except OSError as error:
+        return f"it cannot be read ({error.strerror or error})"
+    if not SQLITE_MAGIC.startswith(header[: len(SQLITE_MAGIC)]):
+        return "not an sqlite file"
+    if len(header) < HEADER_BYTES or int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+        return None  # empty (a new cache), or ours whatever became of its pages
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+        try:
+            application = int(connection.execute("PRAGMA application_id").fetchone()[0])
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+            tables = _tables(connection)
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        return f"an sqlite file that cannot be read ({error}), with no verdict cache's mark in its header"
+    if application == APPLICATION_ID or (application == 0 and not tables and version == 0) or (application == 0 and version == 1 and tables == OUR_TABLES):
+        return None
+    if application != 0:
+        return f"the sqlite database of another program (application id {application:#x})"
+    listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+    return f"an sqlite database with tables of its own ({listed})"
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    return {str(row[0]) for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 def clear_store(path: Path) -> int:
     """Delete the cache file (and its log files), whatever state sqlite left it in; the bytes freed.
-    A file that is no sqlite file (a data file or a model named by mistake) is refused, deleting
-    nothing. A run that has the cache open keeps what it holds and writes into the deleted file;
-    the next run starts afresh."""
+    A file that is no verdict cache (a data file or a model named by mistake, another program's
+    database, a device) is refused, deleting nothing. A run that has the cache open keeps what it
+    holds and writes into the deleted file; the next run starts afresh."""
+    reason = not_a_cache(path)
+    if reason is not None:
+        raise ConfigError(f"{path} is not a verdict cache ({reason}): nothing was deleted; delete it yourself if that is what you mean")
     try:
-        if path.is_file() and not _is_sqlite_or_empty(path):
-            raise ConfigError(f"{path} is not a verdict cache (not an sqlite file): nothing was deleted; delete it yourself if that is what you mean")
+        for part in _files(path)[1:]:
+            if part.exists() and not part.is_file():
+                raise ConfigError(f"cannot delete the verdict cache {path}: {part} is not a regular file; nothing was deleted")
         freed = 0
         for part in _files(path):
             try:

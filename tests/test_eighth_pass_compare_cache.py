@@ -1,0 +1,230 @@
+"""Issue 77's eighth pass, the compare and cache items: each test is the short script that failed
+before its fix.
+
+compare: a lower-is-better plugin metric read its own way; files without ids paired by line only
+when something confirms the lines are the same samples, the question check said "not checked"
+when there is no question; a field map is part of what a score means. The verdict cache: a
+judge server keyed on what it says about its weights (a real HTTP server on 127.0.0.1, restarted
+on the same port with other weights); `--cache false` is no cache; only a verdict cache is used,
+changed or deleted as one (never a user's database, a device or a FIFO); `calibrate -o` may not
+name the cache. JUnit: a failed --max-mean gate is a <failure>.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import invoke
+
+from localeval.judge.cache import cache_path
+from localeval.judge.verdict_store import VerdictStore, clear_store, not_a_cache, store_info
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the verdict cache's file ---------------------------------------------------------------
+
+
+def a_users_database(path: Path, rows: int = 100) -> bytes:
+    """A user's own sqlite database (an application's, not a cache): one table of `rows` rows."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)")
+        connection.executemany("INSERT INTO orders (item) VALUES (?)", [(f"item {i}",) for i in range(rows)])
+    connection.close()
+    return path.read_bytes()
+
+
+def test_a_users_own_sqlite_database_is_never_used_changed_or_deleted_as_a_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    app = tmp_path / "app.db"
+    before = a_users_database(app)
+    store = VerdictStore(app)  # --cache app.db
+    store.put(b"k", "v")
+    assert store.get(b"k") is None
+    store.close()
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1 and "an sqlite database with tables of its own (orders): not a verdict cache" in err and "cache clear" not in err
+    assert app.read_bytes() == before and not Path(f"{app}-wal").exists()  # not converted: no WAL, no user_version, no table added
+    shown = invoke(["cache", "info", "--cache", str(app)])
+    assert shown.exit_code == 0 and "not a verdict cache" in shown.output and "cache clear" not in shown.output
+    cleared = invoke(["cache", "clear", "--cache", str(app)])
+    assert cleared.exit_code == 2 and "is not a verdict cache" in cleared.output and "nothing was deleted" in cleared.output
+    with sqlite3.connect(app) as connection:
+        assert connection.execute("SELECT count(*) FROM orders").fetchone()[0] == 100
+    connection.close()
+    other = tmp_path / "other.db"  # another program's database, marked with its own application id
+    with sqlite3.connect(other) as connection:
+        connection.execute("PRAGMA application_id = 1234")
+    connection.close()
+    assert "another program" in (not_a_cache(other) or "")
+
+
+def test_a_new_or_empty_file_and_a_cache_made_before_the_mark_are_caches(tmp_path: Path) -> None:
+    for path in (tmp_path / "new.sqlite", tmp_path / "empty.sqlite"):
+        if path.name == "empty.sqlite":
+            path.write_bytes(b"")
+        store = VerdictStore(path)
+        store.put(b"k", "v")
+        assert store.get(b"k") == "v"
+        store.close()
+        assert not_a_cache(path) is None and store_info(path).entries == 1
+    legacy = tmp_path / "legacy.sqlite"  # format 1 as the previous release made it: no application id
+    store = VerdictStore(legacy)
+    store.put(b"k", "v")
+    store.close()
+    with sqlite3.connect(legacy) as connection:
+        connection.execute("PRAGMA application_id = 0")
+    connection.close()
+    store = VerdictStore(legacy)
+    assert store.get(b"k") == "v"
+    store.close()
+    assert clear_store(legacy) > 0 and not legacy.exists()
+
+
+def test_cache_clear_and_runs_refuse_devices_and_fifos_and_info_never_blocks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    device = tmp_path / "null"
+    device.symlink_to(os.devnull)  # a character device, as LOCALEVAL_CACHE=/dev/null names one
+    cleared = invoke(["cache", "clear"], env={"LOCALEVAL_CACHE": str(device)})
+    assert cleared.exit_code == 2 and "not a regular file" in cleared.output and "nothing was deleted" in cleared.output
+    assert device.is_symlink() and stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LOCALEVAL_CACHE": str(fifo)}
+    shown = subprocess.run([sys.executable, "-m", "localeval", "cache", "info"], capture_output=True, text=True, env=env, timeout=120)  # it blocked for ever
+    assert shown.returncode == 0 and "not a regular file" in shown.stderr
+    cleared = invoke(["cache", "clear"], env={"LOCALEVAL_CACHE": str(fifo)})
+    assert cleared.exit_code == 2 and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    store = VerdictStore(fifo)  # a run: without the cache, the FIFO never opened
+    store.put(b"k", "v")
+    store.close()
+    assert "not a regular file" in capsys.readouterr().err and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_cache_false_is_no_cache_as_the_help_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache_path("false") is None and cache_path("OFF") is None and cache_path("./false") == Path("false")
+    monkeypatch.chdir(tmp_path)
+    shown = invoke(["cache", "info", "--cache", "false"])
+    assert shown.exit_code == 2 and "--cache false turns the verdict cache off" in shown.output
+    with judge_server(WEIGHTS_A) as url:
+        data = tmp_path / "data.jsonl"
+        data.write_text(json.dumps(SAMPLE) + "\n", encoding="utf-8")
+        scored = invoke(["score", str(data), "-m", "context_recall", "--no-verifier", "--judge-url", url, "--cache", "false", "-o", str(tmp_path / "out.jsonl"), "-q"])
+        assert scored.exit_code in (0, 1), scored.output
+    assert not (tmp_path / "false").exists()
+
+
+def test_calibrate_o_may_not_name_the_verdict_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    store = VerdictStore(cache)
+    for n in range(50):
+        store.put(bytes([n]), "v")
+    store.close()
+    before = cache.read_bytes()
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"retrieved_contexts": ["c"], "statement": "s", "label": 1}) + "\n", encoding="utf-8")
+    refused = invoke(["calibrate", str(labels), "--cache", str(cache), "-o", str(cache)])
+    assert refused.exit_code == 2 and "is the same file as the verdict cache" in refused.output
+    assert cache.read_bytes() == before
+
+
+# -- a judge server swapped behind its name ----------------------------------------------------
+
+SAMPLE = {"user_input": "When was the tower built?", "retrieved_contexts": ["The tower was completed in 1889."], "reference": "The tower was completed in 1889."}
+# What two llama-server builds say in /v1/models about two weights served under one name.
+WEIGHTS_A = {"n_params": 1_500_000_000, "size": 1_100_000_000, "n_vocab": 151_936}
+WEIGHTS_B = {"n_params": 135_000_000, "size": 100_000_000, "n_vocab": 49_152}
+
+
+class judge_server:
+    """An OpenAI-compatible judge server on 127.0.0.1 (a real HTTP server, in a thread) that
+    answers every verdict Yes (the weights `WEIGHTS_A`) or No (any other), and lists its model
+    as llama-server does: its name, the time of the request, and `meta` about its weights (none
+    when `weights` is None, as llama-cpp-python's server)."""
+
+    def __init__(self, weights: dict[str, int] | None, port: int = 0) -> None:
+        self.weights = weights
+        self.port = port
+        self.chats = 0
+
+    def __enter__(self) -> str:
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, code: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                entry: dict[str, Any] = {"id": "judge", "object": "model", "owned_by": "llamacpp", "created": int(time.time() * 1000)}
+                if owner.weights is not None:
+                    entry["meta"] = owner.weights
+                self._send(200, {"object": "list", "data": [entry]}) if self.path == "/v1/models" else self._send(404, {})
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path != "/v1/chat/completions":
+                    self._send(404, {})
+                    return
+                owner.chats += 1
+                yes = owner.weights == WEIGHTS_A
+                top = [{"token": "Yes", "logprob": -0.01 if yes else -6.0}, {"token": "No", "logprob": -6.0 if yes else -0.01}]
+                self._send(200, {
+                    "choices": [{"message": {"content": "Yes" if yes else "No"}, "finish_reason": "length", "logprobs": {"content": [{"token": "Yes", "logprob": -0.01, "top_logprobs": top}]}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 1}, "system_fingerprint": f"b-{id(owner.weights)}",
+                })
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _scored(tmp_path: Path, url: str, name: str, *args: str) -> tuple[float, dict[str, Any]]:
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(SAMPLE) + "\n", encoding="utf-8")
+    out = tmp_path / f"{name}.jsonl"
+    result = invoke(["score", str(data), "-m", "context_recall", "--no-verifier", "--judge-url", url, "-o", str(out), "-q", "--no-timing", *args])
+    assert result.exit_code in (0, 1), result.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[1])["scores"]["context_recall"], json.loads(lines[0])["run"]["judge"]
+
+
+def test_a_judge_server_restarted_with_other_weights_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    cache = str(tmp_path / "c.sqlite")
+    with judge_server(WEIGHTS_A) as url:
+        first, header_a = _scored(tmp_path, url, "a", "--cache", cache)
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+    with judge_server(WEIGHTS_B, port) as again:  # the same URL and served name, other weights
+        assert again == url
+        swapped, header_b = _scored(tmp_path, url, "b", "--cache", cache)
+        uncached, _ = _scored(tmp_path, url, "c", "--no-cache")
+    assert first == 1.0 and swapped == uncached == 0.0
+    assert header_a["weights"] == {"meta": WEIGHTS_A} and header_b["weights"] == {"meta": WEIGHTS_B}  # the headers show it (compare refuses a gate across it)
+
+
+def test_a_server_that_says_nothing_about_its_weights_says_so_in_the_header(tmp_path: Path) -> None:
+    with judge_server(None) as url:
+        _, header = _scored(tmp_path, url, "a", "--cache", str(tmp_path / "c.sqlite"))
+        _, again = _scored(tmp_path, url, "b", "--cache", str(tmp_path / "c.sqlite"))
+    assert header == again and "cached verdicts assume it still serves the weights" in header["weights"]
