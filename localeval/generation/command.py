@@ -48,13 +48,27 @@ def summary_path(output: str) -> str:
     return str(path.with_name(path.stem + ".summary.json"))
 
 
+def write_chunks(chunks: list[Chunk], path: str) -> None:
+    """The chunks DOCS was cut into, one JSON object a line ({"id", "text", "document"}): what a
+    retriever indexes so that the ids it returns are the test set's gold ids."""
+    with atomic_text(path, "the chunks to") as out:
+        for chunk in chunks:
+            out.write(json.dumps({"id": chunk.id, "text": chunk.text, "document": chunk.document}, ensure_ascii=False) + "\n")
+
+
 def run_generate(
     docs: str | None, chunks_path: str | None, wanted: int, output: str, chunk_size: int, two_context_share: float, resume: bool,
-    judge_settings: dict[str, Any], on_candidate: Callable[[GenerateSummary], None],
+    judge_settings: dict[str, Any], on_candidate: Callable[[GenerateSummary], None], chunks_out: str | None = None,
 ) -> GenerateSummary:
     """The whole command: the summary is returned, and written as JSON beside the output."""
-    refuse_overlaps({"DOCS": docs or "", "--chunks": chunks_path or ""}, {"-o": output, "summary": summary_path(output)})
+    from localeval.judge.cache import cache_path
+    from localeval.models import store
+
+    read = {"DOCS": docs or "", "--chunks": chunks_path or "", "the verdict cache": str(cache_path(judge_settings.get("cache")) or ""), **store.files_a_run_reads(judge_settings.get("model"))}
+    refuse_overlaps(read, {"-o": output, "the summary": summary_path(output), "--chunks-out": chunks_out or ""})
     chunks = read_input(docs, chunks_path, chunk_size)
+    if chunks_out:
+        write_chunks(chunks, chunks_out)
     spec = JudgeSpec.of(judge_settings, "generate")
     embedder = embedder_or_none()
     judge = open_backend(spec)
