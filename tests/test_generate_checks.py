@@ -182,3 +182,31 @@ def test_the_summary_file_name_sits_beside_the_output():
     from localeval.generation.command import summary_path
 
     assert summary_path("out/testset.jsonl") == str(Path("out/testset.summary.json"))
+
+
+def _quality_script():
+    import importlib.util
+    import sys
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location("generate_quality", folder / "generate_quality.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmarks_bm25_ranks_the_paragraph_that_holds_the_words_first_and_counts_malformed_rows():
+    quality = _quality_script()
+    corpus = ["Marie Curie was born in Warsaw.", "The Sorbonne is in Paris.", "Warsaw is the capital of Poland."]
+    bm25 = quality.BM25(corpus)
+    assert bm25.rank("Where was Marie Curie born?", 0) == 1
+    assert bm25.rank("Which city is the capital of Poland?", 0) == 3  # a tie at 0 with the Sorbonne counts against it
+    good = {"user_input": "Q?", "reference": "A.", "reference_contexts": ["c"], "reference_context_ids": ["c#0"], "metadata": {}}
+    assert not quality.malformed(good)
+    assert quality.malformed({**good, "reference": ""}) and quality.malformed({**good, "reference_context_ids": ["a", "b"]})
+    assert quality.malformed({**good, "user_input": 3})
+    row = {**good, "user_input": "Where was Marie Curie born?", "reference_contexts": [corpus[0]], "reference_context_ids": ["curie"], "metadata": {"question_kind": "single_context"}}
+    figures = quality.versus_human([row], {"curie": ["In which city was the scientist Curie born?"]}, corpus, ["curie", "sorbonne", "warsaw"])
+    assert figures["gen_rank_mean"] == 1 and figures["human_words_mean"] == 8 and figures["gen_overlap_mean"] == 1.0
