@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from localeval.errors import InputError
 
 ContextId = str | int
+# A reference context's graded relevance (0 judged not relevant, higher more relevant; nDCG's gain):
+# a finite number, never negative (the rank metrics would otherwise count a negative gain).
+Grade = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
+GRADES_FIELD = "reference_context_grades"
 
 # legacy name -> ragas name. `ground_truths` is a list whose first element is the
 # reference (ragas 0.1 behaviour), handled separately below.
@@ -54,7 +59,7 @@ class FrozenList(list[T]):
         return self  # its items are strings and integers
 
 
-_LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids")
+_LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids", GRADES_FIELD)
 
 
 class Sample(BaseModel):
@@ -71,12 +76,24 @@ class Sample(BaseModel):
     reference_contexts: list[str] | None = None
     retrieved_context_ids: list[ContextId] | None = None
     reference_context_ids: list[ContextId] | None = None
+    reference_context_grades: list[Grade] | None = None
     response: str | None = None
 
     @model_validator(mode="after")
     def _freeze_lists(self) -> Sample:
-        """Its lists as FrozenLists, in one call per sample (a validator per field cost more)."""
+        """Its lists as FrozenLists, in one call per sample (a validator per field cost more); grades
+        are aligned with reference_context_ids, one each, or the line is refused (a grade given to
+        the wrong id would move nDCG silently)."""
         fields = self.__dict__
+        grades = fields[GRADES_FIELD]
+        if grades is not None:
+            ids = fields["reference_context_ids"]
+            if ids is None:
+                raise PydanticCustomError("grades_unaligned", "reference_context_grades needs reference_context_ids: a grade is the relevance of the reference id at its position")
+            if len(grades) != len(ids):
+                raise PydanticCustomError(
+                    "grades_unaligned", "{grades} grades for {ids} reference_context_ids: one grade per reference id, in the same order", {"grades": len(grades), "ids": len(ids)}
+                )
         for name in _LIST_FIELDS:
             value = fields[name]
             if value is not None:
@@ -202,11 +219,11 @@ def parse_sample(obj: Any, path: str = "<input>", line: int = 0, field_map: Mapp
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first["loc"]
-        name = str(loc[0]) if loc else None
+        name = str(loc[0]) if loc else GRADES_FIELD if first["type"] == "grades_unaligned" else None
         field = written_as.get(name, name) if name else None
         if field and len(loc) > 1:
             field += "".join(f"[{part}]" for part in loc[1:] if isinstance(part, int))
-        reason = _describe(first)
+        reason = first["msg"] if first["type"] == "grades_unaligned" else _describe(first)
         if name in _ID_FIELDS:
             reason = f"an id must be a string or an integer (got {_describe(first).rsplit('(got ', 1)[-1]}"
         raise InputError(path, line, field, reason) from None

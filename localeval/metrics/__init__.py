@@ -42,6 +42,7 @@ from localeval.metrics.id_recall import IdContextRecall
 from localeval.metrics.judging import JudgeMetric
 from localeval.metrics.noise_sensitivity import NoiseSensitivity
 from localeval.metrics.precision import ContextPrecision
+from localeval.metrics.rank_metrics import RANK_METRICS
 from localeval.metrics.recall import ContextRecall
 from localeval.metrics.relevance import ContextRelevance
 from localeval.metrics.semantic_similarity import SemanticSimilarity
@@ -69,6 +70,7 @@ BUILTIN: tuple[type[Metric[Any]], ...] = (
     AnswerCorrectness,
     ContextEntityRecall,
     NoiseSensitivity,
+    *RANK_METRICS,
 )
 REGISTRY: dict[str, type[Metric[Any]]] = {}  # name -> class: written by register_metric alone
 # What a run that names no metric scores: every built-in but answer_relevancy (it needs a second

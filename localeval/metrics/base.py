@@ -101,6 +101,9 @@ class Metric(Generic[P]):
     # so `localeval compare` calls a rise a regression, lists it among the samples that worsened,
     # and reads a --max-drop gate on the rise.
     higher_is_better: ClassVar[bool] = True
+    # What the metric's mean is known as, when it has a name of its own (reciprocal_rank's is MRR):
+    # the summary says so beside the table.
+    mean_is: ClassVar[str | None] = None
     # The key of the calibration table the metric's judge rule weighs its features with (in the
     # catalog and in calibration files), or None for a metric without one.
     calibration_key: ClassVar[str | None] = None

@@ -114,6 +114,12 @@ def _ppi_note(name: str, m: MetricFigures, ppi: PredictionPowered) -> str:
     )
 
 
+def named_means(summary: SummaryFigures) -> list[str]:
+    """What a metric's mean is known as, where it has a name of its own (`Metric.mean_is`:
+    reciprocal_rank's mean is MRR, average_precision's MAP), so a retrieval team finds its figure."""
+    return [f"{name}'s mean is {cls.mean_is}" for name in summary.metrics if (cls := metric_class(name)) is not None and cls.mean_is]
+
+
 def noise_notes(summary: SummaryFigures) -> list[str]:
     """NOISE_NOTE, where a metric has a plain interval."""
     return [NOISE_NOTE] if any(m.ci95 for m in summary.metrics.values()) else []

@@ -7,7 +7,7 @@ from typing import IO
 
 from localeval.data.results import Outcome, ResultRow
 from localeval.errors import EXIT_OK, EXIT_THRESHOLD_FAILED, EXIT_USAGE
-from localeval.reports import FIGURE_WORDS, explain, interval, noise_notes, number, score_text, threshold_reading, uncertainty_notes
+from localeval.reports import FIGURE_WORDS, explain, interval, named_means, noise_notes, number, score_text, threshold_reading, uncertainty_notes
 from localeval.reports.escaping import markdown_cell
 from localeval.stats.figures import SummaryFigures
 from localeval.stats.gates import MeanGate
@@ -45,7 +45,7 @@ def write_markdown(out: IO[str], rows: Iterable[ResultRow], summary: SummaryFigu
             f"{m.errors} | {number(threshold)} | {number(pass_rate)} | {mean_gate} |\n"
         )
     readings = [reading for name, m in metrics.items() if (reading := threshold_reading(name, m)) is not None]
-    notes = readings + noise_notes(summary) + uncertainty_notes(summary)
+    notes = readings + noise_notes(summary) + named_means(summary) + uncertainty_notes(summary)
     if notes:
         out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
     gated = {name: m.threshold.minimum for name, m in metrics.items() if m.threshold is not None}

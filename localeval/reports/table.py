@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from localeval.reports import gate_text, interval, noise_notes, number, threshold_reading, uncertainty_notes
+from localeval.reports import gate_text, interval, named_means, noise_notes, number, threshold_reading, uncertainty_notes
 from localeval.reports.escaping import plain
 from localeval.stats.figures import SummaryFigures
 
@@ -42,4 +42,4 @@ def summary_table(summary: SummaryFigures) -> str:
         tail += ", nothing was scored"
     if any(m.gated for m in summary.metrics.values()):
         tail += ", thresholds " + ("met" if summary.thresholds_met else "NOT met")
-    return "\n".join(lines + [tail] + noise_notes(summary) + [plain(note) for note in uncertainty_notes(summary)])
+    return "\n".join(lines + [tail] + noise_notes(summary) + [plain(note) for note in named_means(summary) + uncertainty_notes(summary)])

@@ -1,0 +1,163 @@
+"""Run and qrels files as TREC and BEIR ship them, read into samples for the rank metrics.
+
+A retrieval team has a run file and a qrels file, not RAG samples; `localeval score RUN --qrels
+QRELS` reads them directly (no conversion script on the user's side). The layouts, told apart by
+their content:
+
+- a TREC run: `qid Q0 docid rank score tag`, whitespace-separated (the rank column is not read:
+  trec_eval orders by score);
+- a BEIR run: one JSON object `{qid: {docid: score}}` (BEIR's `results`, ranx's and pytrec_eval's
+  run dictionary);
+- TREC qrels: `qid iteration docid relevance`;
+- BEIR qrels: `query-id<TAB>corpus-id<TAB>score`, with or without that header line;
+- queries (optional): BEIR's queries.jsonl, `{"_id": ..., "text": ...}` a line, for the question text.
+
+A ranking is ordered as trec_eval orders it: by score, highest first, and equal scores by docid
+in descending string order (pytrec_eval agrees: tests/test_rank_parity.py). Every line is
+untrusted: a line that is not one of the layouts stops the read with the file, the line and the
+field. Ids are strings, as the files give them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import from_json
+
+from localeval.data.jsonl import MAX_LINE_BYTES, bounded_lines
+from localeval.errors import InputError
+
+BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
+@dataclass
+class Judgements:
+    """A qrels file: each query's judged ids with their relevance, in file order."""
+
+    by_query: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    """The file's non-blank lines, numbered from 1, decoded as UTF-8 (a bad byte names its line)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(bounded_lines(handle), start=1):
+            if raw is None:
+                raise InputError(path, number, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB")
+            try:
+                text = raw.decode("utf-8").lstrip("\ufeff") if number == 1 else raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(path, number, None, f"not valid UTF-8 (byte {error.start})") from None
+            if text.strip():
+                yield number, text.strip()
+
+
+def _number(text: str, path: str, line: int, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(path, line, name, f"expected a number, got {text[:40]!r}") from None
+    if not math.isfinite(value):
+        raise InputError(path, line, name, f"expected a finite number, got {text[:40]!r}")
+    return value
+
+
+def read_qrels(path: str) -> Judgements:
+    """TREC qrels (4 columns) or BEIR's TSV (3 columns, header optional). A query judged twice for
+    one id keeps its last relevance, as trec_eval does."""
+    judged = Judgements()
+    for number, text in _lines(path):
+        columns = text.split("\t") if "\t" in text else text.split()
+        columns = [c.strip() for c in columns]
+        if len(columns) == 3 and tuple(c.lower() for c in columns) == BEIR_QRELS_HEADER:
+            continue
+        if len(columns) == 4:
+            query, _, doc, grade = columns
+        elif len(columns) == 3:
+            query, doc, grade = columns
+        else:
+            raise InputError(path, number, None, f"expected 'qid 0 docid relevance' (TREC) or 'query-id<TAB>corpus-id<TAB>score' (BEIR), got {len(columns)} columns")
+        judged.by_query.setdefault(query, {})[doc] = _number(grade, path, number, "relevance")
+    return judged
+
+
+def _trec_run(path: str) -> dict[str, list[tuple[str, float]]]:
+    run: dict[str, list[tuple[str, float]]] = {}
+    for number, text in _lines(path):
+        columns = text.split()
+        if len(columns) != 6:
+            raise InputError(path, number, None, f"expected 'qid Q0 docid rank score tag' (6 columns), got {len(columns)}")
+        query, _, doc, _, score, _ = columns
+        run.setdefault(query, []).append((doc, _number(score, path, number, "score")))
+    return run
+
+
+def _json_run(path: str) -> dict[str, list[tuple[str, float]]]:
+    raw = Path(path).read_bytes()
+    try:
+        data: Any = from_json(raw)
+    except ValueError as error:
+        raise InputError(path, 1, None, f"invalid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, 1, None, "expected a JSON object {query id: {doc id: score}}")
+    run: dict[str, list[tuple[str, float]]] = {}
+    for query, ranked in data.items():
+        if not isinstance(ranked, dict):
+            raise InputError(path, 1, str(query), "expected an object {doc id: score}")
+        scores = []
+        for doc, score in ranked.items():
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise InputError(path, 1, f"{query}.{doc}", f"expected a finite number as the score, got {score!r}"[:120])
+            scores.append((str(doc), float(score)))
+        run[str(query)] = scores
+    return run
+
+
+def trec_order(scored: list[tuple[str, float]]) -> list[str]:
+    """Doc ids as trec_eval ranks them: score descending, then docid descending (string order)."""
+    return [doc for doc, _ in sorted(scored, key=lambda pair: (pair[1], pair[0]), reverse=True)]
+
+
+def read_run(path: str) -> dict[str, list[str]]:
+    """Each query's ranking, best first: a TREC run file, or BEIR's JSON (a file opening with '{').
+    An id a TREC run lists twice for one query stays twice in the ranking: the rank metrics count
+    it once, at its first (higher) rank, and say so."""
+    with open(path, "rb") as handle:
+        head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    scores = _json_run(path) if head.startswith(b"{") else _trec_run(path)
+    return {query: trec_order(scored) for query, scored in scores.items()}
+
+
+def read_queries(path: str) -> dict[str, str]:
+    """BEIR's queries.jsonl: each query's text by its `_id`."""
+    texts: dict[str, str] = {}
+    for number, text in _lines(path):
+        try:
+            row: Any = from_json(text)
+        except ValueError as error:
+            raise InputError(path, number, None, f"invalid JSON: {error}") from None
+        if not isinstance(row, dict) or not isinstance(row.get("_id"), (str, int)) or isinstance(row.get("_id"), bool):
+            raise InputError(path, number, "_id", "expected an object with the query's id under '_id'")
+        if not isinstance(row.get("text"), str):
+            raise InputError(path, number, "text", "expected the query's text, a string")
+        texts[str(row["_id"])] = row["text"]
+    return texts
+
+
+def retrieval_samples(run: dict[str, list[str]], qrels: Judgements, queries: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """One sample per query, the run's queries first in their order, then the judged queries the
+    run has no ranking for (an empty ranking: every figure 0, as trec_eval -c counts them); a run's
+    query without judgements has no relevant id (its figures undefined, with the reason). Only ids
+    judged above 0 are reference ids, with their relevance as grades."""
+    for query in [*run, *(q for q in qrels.by_query if q not in run)]:
+        relevant = {doc: grade for doc, grade in qrels.by_query.get(query, {}).items() if grade > 0}
+        sample: dict[str, Any] = {"id": query}
+        if queries is not None and query in queries:
+            sample["user_input"] = queries[query]
+        sample["retrieved_context_ids"] = run.get(query, [])
+        sample["reference_context_ids"] = list(relevant)
+        sample["reference_context_grades"] = list(relevant.values())
+        yield sample

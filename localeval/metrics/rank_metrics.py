@@ -1,0 +1,197 @@
+"""The rank-aware retrieval metrics: nDCG@k, reciprocal rank, average precision, precision@k,
+recall@k, hit rate@k and R-precision, each per sample, with trec_eval's numbers.
+
+The ID metrics say whether the gold contexts were retrieved; these say where in the ranking they
+came, which is what a retriever or reranker change moves. The ranking is `retrieved_context_ids`
+in rank order, the relevant ids `reference_context_ids` (graded by `reference_context_grades`
+when given). Every metric's details name the ranks where relevant ids were found, the relevant
+ids never retrieved, and (nDCG) the DCG and ideal DCG, so a low score explains itself, and
+`localeval compare` can say which relevant ids moved (localeval.comparison.rank_movers).
+The figures are rank_core's; this module only wraps them as metrics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localeval.data.samples import Sample
+from localeval.judge import Judge
+from localeval.metrics import rank_core
+from localeval.metrics.base import Metric, NoParams, Score
+from localeval.metrics.id_recall import listed_ids
+from localeval.metrics.rank_core import Judged, judge_ranking
+
+RANK_FIELDS = ("retrieved_context_ids", "reference_context_ids")
+MAX_RANKS = 10  # ranks an explanation lists
+
+
+class AtK(BaseModel):
+    """Options of a metric read at a cut-off k."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    k: int = Field(10, ge=1, strict=False, description="read the first k ranks")
+
+
+class OptionalCutoff(BaseModel):
+    """Options of a metric read over the whole ranking unless a cut-off is given."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    k: int | None = Field(None, ge=1, strict=False, description="read only the first k ranks (trec_eval's recip_rank / map: none; map_cut_k: k)")
+
+
+class RankedId(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    rank: int
+    grade: float
+
+
+class RankDetails(BaseModel):
+    """What every rank metric records: the relevant ids found with their ranks (the whole ranking,
+    not only the first k), those never retrieved, the cut-off read, and why a score is undefined."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int | None
+    relevant: int
+    ranked: list[RankedId]
+    missing: list[str]
+    retrieved: int
+    duplicates: list[str] = []
+    dcg: float | None = None
+    ideal_dcg: float | None = None
+    reason: str | None = None
+
+
+def _details(judged: Judged, k: int | None, **extra: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "k": k,
+        "relevant": judged.relevant,
+        "ranked": [{"id": doc, "rank": rank, "grade": judged.grades[doc]} for rank, doc in judged.hits],
+        "missing": judged.missing(),
+        "retrieved": judged.retrieved,
+        "duplicates": list(judged.duplicates),
+        **extra,
+    }
+    if not judged.relevant:
+        details["reason"] = rank_core.NO_RELEVANT
+    return details
+
+
+def _explain(details: RankDetails) -> str:
+    if details.reason:
+        return details.reason
+    parts = []
+    if details.ranked:
+        ranks = ", ".join(f"{shown.id} at {shown.rank}" for shown in details.ranked[:MAX_RANKS])
+        more = f" and {len(details.ranked) - MAX_RANKS} more" if len(details.ranked) > MAX_RANKS else ""
+        parts.append(f"relevant ids found: {ranks}{more}")
+    if details.missing:
+        parts.append(f"{len(details.missing)} of {details.relevant} relevant ids never retrieved: {listed_ids(details.missing)}")
+    if details.ideal_dcg is not None and details.dcg is not None:
+        parts.append(f"DCG@{details.k} {details.dcg:.3f} of an ideal {details.ideal_dcg:.3f}")
+    if details.duplicates:
+        parts.append(f"warning: ids ranked more than once (counted at their first rank): {listed_ids(details.duplicates)}")
+    return "; ".join(parts) or "nothing retrieved"
+
+
+class RankMetric(Metric[Any]):
+    """What the seven share: fields, details, explanation, no judge, and the loop over samples;
+    a subclass computes its figure (`value`, over a Judged and the option k)."""
+
+    required_fields = RANK_FIELDS
+    by_default = False  # a default run keeps its columns; a retrieval run names these (-m)
+    Details = RankDetails
+
+    def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
+        k = getattr(self.params, "k", None)
+        return [self._score(judge_ranking(s.retrieved_context_ids or (), s.reference_context_ids or (), s.reference_context_grades), k) for s in samples]
+
+    def _score(self, judged: Judged, k: int | None) -> Score:
+        if not judged.relevant:
+            return Score(value=math.nan, details=_details(judged, k))
+        return Score(value=self.value(judged, k), details=_details(judged, k))
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        """The figure of a ranking with at least one relevant id."""
+        raise NotImplementedError
+
+    @classmethod
+    def explain(cls, details: RankDetails) -> str:
+        return _explain(details)
+
+
+class NdcgAtK(RankMetric):
+    name = "ndcg_at_k"
+    description = "nDCG@k of the retrieved ids' ranking: gain = grade (1 without reference_context_grades), discount log2(rank + 1), over the ideal ranking of every relevant id (trec_eval's ndcg_cut_k)."
+    Params = AtK
+
+    def _score(self, judged: Judged, k: int | None) -> Score:
+        if not judged.relevant:
+            return Score(value=math.nan, details=_details(judged, k))
+        found, ideal = rank_core.dcg(judged, self.params.k), rank_core.ideal_dcg(judged, self.params.k)
+        return Score(value=found / ideal, details=_details(judged, k, dcg=found, ideal_dcg=ideal))
+
+
+class ReciprocalRank(RankMetric):
+    name = "reciprocal_rank"
+    description = "1 / the rank of the first relevant retrieved id, 0 when none was retrieved (within k when set); its mean is MRR (trec_eval's recip_rank)."
+    Params = OptionalCutoff
+    mean_is = "MRR (mean reciprocal rank)"
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        return rank_core.reciprocal_rank(judged, k)
+
+
+class AveragePrecision(RankMetric):
+    name = "average_precision"
+    description = "Precision at each relevant id's rank, summed over every relevant id (within k when set); its mean is MAP (trec_eval's map, map_cut_k)."
+    Params = OptionalCutoff
+    mean_is = "MAP (mean average precision)"
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        return rank_core.average_precision(judged, k)
+
+
+class PrecisionAtK(RankMetric):
+    name = "precision_at_k"
+    description = "Relevant ids among the first k retrieved, divided by k even when fewer were retrieved (trec_eval's P_k)."
+    Params = AtK
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        return rank_core.precision_at(judged, self.params.k)
+
+
+class RecallAtK(RankMetric):
+    name = "recall_at_k"
+    description = "Share of the relevant ids retrieved in the first k ranks (trec_eval's recall_k)."
+    Params = AtK
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        return rank_core.recall_at(judged, self.params.k)
+
+
+class HitRateAtK(RankMetric):
+    name = "hit_rate_at_k"
+    description = "1 when a relevant id is among the first k retrieved, else 0; its mean is the hit rate (trec_eval's success_k)."
+    Params = AtK
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        return rank_core.hit_at(judged, self.params.k)
+
+
+class RPrecision(RankMetric):
+    name = "r_precision"
+    description = "Precision at rank R, R the number of relevant ids (trec_eval's Rprec)."
+    Params = NoParams
+
+    def value(self, judged: Judged, k: int | None) -> float:
+        return rank_core.r_precision(judged)
+
+
+RANK_METRICS: tuple[type[RankMetric], ...] = (NdcgAtK, ReciprocalRank, AveragePrecision, PrecisionAtK, RecallAtK, HitRateAtK, RPrecision)
