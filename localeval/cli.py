@@ -42,7 +42,7 @@ from localeval.reports.html import BINS, MAX_TABLE_ROWS, worst_rows, write_html
 from localeval.reports.table import summary_table
 from localeval.run.pipeline import build_metrics, check_paths, score_file, writes_to_stdout
 from localeval.run.progress import Progress, count_lines
-from localeval.run.settings import LOCAL_RAY, build_settings, describe_source, find_config
+from localeval.run.settings import COMPARE_GATES, LOCAL_RAY, build_settings, config_gates, describe_source, find_config
 from localeval.stats.gates import FEWEST_TO_SETTLE, GATE_MODES, RETIRED_GATE_MODES
 from localeval.stats.human_scores import RELEVANCE, Gold, check_recorded_input, read_gold, relevance_units
 from localeval.stats.ppi import MIN_LABELS
@@ -330,6 +330,8 @@ def score_command(
     check_paths(settings)  # before a file is read: an output over the calibration or the model is refused first
     if settings.config_source and not quiet:
         click.echo(f"localeval: using config {describe_source(settings.config_source)}", err=True)
+    if settings.set_aside:  # -q or not: a gate the config sets is not read, and the run says so
+        click.echo(f"localeval: {settings.set_aside}", err=True)
     for shadow in shadowing_plugins():  # on every run, -q or not: the run is not scoring what the package meant
         click.echo(f"localeval: warning: {shadow}", err=True)
     with diverted_stdout() if writes_to_stdout(settings) else nullcontext():  # what a plugin writes while it is built: not into the results
@@ -515,6 +517,9 @@ def compare_command(
     refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path, "the config file": (source or {}).get("file", "")}, outputs)
     if source and not quiet:
         click.echo(f"localeval: using config {describe_source(source)}", err=True)
+    file_values, set_aside = config_gates(file_values, list(metric_names) or None, describe_source(source) if source else "the config", COMPARE_GATES)
+    if set_aside:  # as score's: a config gate for a metric -m leaves out is set aside, with this line
+        click.echo(f"localeval: {set_aside}", err=True)
     comparison = compare(
         base_path, candidate_path, metrics=list(metric_names) or None,
         max_drop={**file_values.get("max_drop", {}), **_numbers(max_drop_values, "--max-drop")},

@@ -138,3 +138,44 @@ def test_samples_with_ids_one_to_n_are_paired_by_id(tmp_path):
     assert "Samples paired by id" in invoke(["compare", str(base), str(candidate)]).output
     without = run(tmp_path, "base_no_ids", [ID_RECALL], rows(ids=False)), run(tmp_path, "candidate_no_ids", [ID_RECALL], rows(lost=1, ids=False))
     assert compare(*without).paired_by == "line"
+
+
+# ---- issue 77 item 11: config gates when -m narrows the run, in score and compare alike ------------------------
+
+
+def test_compare_sets_aside_a_config_gate_for_a_metric_that_m_leaves_out_and_says_so(tmp_path):
+    metrics = [ID_RECALL, "nonllm_context_recall"]
+    base, candidate = run(tmp_path, "base", metrics, rows()), run(tmp_path, "candidate", metrics, rows(lost=1))
+    config = tmp_path / "localeval.toml"  # beside CANDIDATE: compare reads it
+    config.write_text("max_drop = { id_context_recall = 0.5, nonllm_context_recall = 0.02 }\n", encoding="utf-8")
+    result = invoke(["compare", str(base), str(candidate), "-m", ID_RECALL, "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"localeval: {config}: max_drop.nonllm_context_recall set aside: -m {ID_RECALL} leaves that metric out\n"
+    typed = invoke(["compare", str(base), str(candidate), "-m", ID_RECALL, "--max-drop", "nonllm_context_recall=0.02", "-q"])
+    assert typed.exit_code == 2 and "--max-drop nonllm_context_recall: not a metric both runs scored and compared" in typed.output  # typed: refused
+    config.write_text('metrics = ["id_context_recall"]\nmax_drop = { nonllm_context_recall = 0.02 }\n', encoding="utf-8")
+    outside = invoke(["compare", str(base), str(candidate), "-m", ID_RECALL, "-q"])
+    assert outside.exit_code == 2 and "'max_drop.nonllm_context_recall': a gate for a metric that is not selected: the config's metrics (id_context_recall) leave" in outside.output
+    config.write_text("max_drop = { nonllm_context_recal = 0.02 }\n", encoding="utf-8")  # misspelt: refused, never set aside
+    misspelt = invoke(["compare", str(base), str(candidate), "-m", ID_RECALL, "-q"])
+    assert misspelt.exit_code == 2 and "--max-drop nonllm_context_recal: not a metric" in misspelt.output
+
+
+def test_score_sets_aside_a_config_gate_for_a_metric_that_m_leaves_out_and_says_so(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows()), encoding="utf-8")
+    config = tmp_path / "localeval.toml"
+    config.write_text('metrics = ["context_recall", "id_context_recall"]\nmin_mean = { context_recall = 0.8, id_context_recall = 0.5 }\n', encoding="utf-8")
+    result = invoke(["score", str(data), "-m", ID_RECALL, "-q"])
+    assert result.exit_code == 0, result.output
+    assert f"localeval: {config}: min_mean.context_recall set aside: -m {ID_RECALL} leaves that metric out" in result.stderr
+    typed = invoke(["score", str(data), "-m", ID_RECALL, "--min-mean", "context_recall=0.8", "-q"])
+    assert typed.exit_code == 2 and "--min-mean context_recall: a gate for a metric that is not selected" in typed.output
+    config.write_text('metrics = ["id_context_recall"]\nmin_mean = { context_recall = 0.8 }\n', encoding="utf-8")
+    outside = invoke(["score", str(data), "-m", ID_RECALL, "-q"])
+    assert outside.exit_code == 2 and "'min_mean.context_recall': a gate for a metric that is not selected" in outside.output
+    failing = tmp_path / "strict.toml"  # a gate on the metric -m names is still read, and fails
+    failing.write_text("min_mean = { id_context_recall = 1.0, context_recall = 0.8 }\n", encoding="utf-8")
+    lost = tmp_path / "lost.jsonl"
+    lost.write_text("".join(json.dumps(row) + "\n" for row in rows(lost=3)), encoding="utf-8")
+    assert invoke(["score", str(lost), "-m", ID_RECALL, "--config", str(failing), "-q"]).exit_code == 1

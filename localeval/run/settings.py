@@ -90,6 +90,7 @@ class RunSettings(FileSettings):
     timing: bool = Field(True, description="keep judge timing in the results (False: byte-identical reruns)")
     ray: str | None = Field(None, description=f"score on a Ray cluster: its address, or '{LOCAL_RAY}' for Ray on this machine (the ray extra)")
     config_source: dict[str, str] | None = Field(None, description="the config file these settings came from, and its SHA-256")
+    set_aside: str | None = Field(None, description="what was set aside of the config: its gates for metrics that metrics (-m) leaves out, in one line")
 
 
 def _first_problem(error: ValidationError, label: str) -> ConfigError:
@@ -209,11 +210,52 @@ def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[st
     return merged
 
 
+SCORE_GATES = {"thresholds": "--threshold", "min_mean": "--min-mean", "max_mean": "--max-mean"}
+COMPARE_GATES = {"max_drop": "--max-drop"}
+EVERY_METRIC = "all"  # max_drop's gate on every compared metric: never set aside
+
+
+def config_gates(file_values: Mapping[str, Any], narrowed_to: list[str] | None, label: str, gates: Mapping[str, str]) -> tuple[dict[str, Any], str | None]:
+    """A config's values with its gates (the keys of `gates`) for metrics that `narrowed_to` (the
+    metrics named on the command line, -m; None: not narrowed) leaves out set aside, and one line
+    that says which (None when none is). A config may set gates for every metric it runs, and -m
+    narrows a run; a gate is never set aside in silence, nor one for a metric the config's own
+    `metrics` leaves out (refused), nor one for a name no metric has (refused where it is checked:
+    a misspelt metric is not a gate to drop)."""
+    if narrowed_to is None:
+        return dict(file_values), None
+    from localeval.metrics import is_metric_name  # the registry, once a run is narrowed
+
+    listed = file_values.get("metrics")
+    kept = dict(file_values)
+    aside: list[str] = []
+    for key, option in gates.items():
+        table = file_values.get(key)
+        if not isinstance(table, dict):
+            continue
+        for name in table:
+            if name in narrowed_to or name == EVERY_METRIC:
+                continue
+            if isinstance(listed, list) and name not in listed:
+                raise ConfigError(
+                    f"{label}: '{key}.{name}': a gate for a metric that is not selected: the config's metrics ({', '.join(map(str, listed))}) leave {name} out; "
+                    f"add it there or drop the gate ({option} on the command line gates a metric -m names)"
+                )
+            if is_metric_name(name):
+                aside.append(f"{key}.{name}")
+        kept[key] = {name: value for name, value in table.items() if f"{key}.{name}" not in aside}
+    if not aside:
+        return kept, None
+    return kept, f"{label}: {', '.join(aside)} set aside: -m {' -m '.join(narrowed_to)} leaves {'that metric' if len(aside) == 1 else 'those metrics'} out"
+
+
 def build_settings(values: Mapping[str, Any], config: str | None = None) -> RunSettings:
     """RunSettings from explicit `values` (the command line's, or an API caller's) over the
     config file found for `values["input"]`. Thresholds, min_mean, max_mean, map and backend_options
     merge key by key; options merge per metric and key; every other value replaces the file's."""
     file_values, source = find_config(str(values.get("input", "-")), config)
+    narrowed = values.get("metrics")
+    file_values, set_aside = config_gates(file_values, list(narrowed) if isinstance(narrowed, (list, tuple)) else None, describe_source(source) if source else "the config", SCORE_GATES)
     merged: dict[str, Any] = {**file_values}
     for key, value in values.items():
         if key in ("thresholds", "min_mean", "max_mean", "map", "backend_options"):  # --judge-option merges with [judge.backend_options]
@@ -223,6 +265,7 @@ def build_settings(values: Mapping[str, Any], config: str | None = None) -> RunS
         else:
             merged[key] = value
     merged["config_source"] = source
+    merged["set_aside"] = set_aside
     try:
         return RunSettings.model_validate(merged)
     except ValidationError as exc:
