@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from conftest import invoke
@@ -228,3 +229,25 @@ def test_a_server_that_says_nothing_about_its_weights_says_so_in_the_header(tmp_
         _, header = _scored(tmp_path, url, "a", "--cache", str(tmp_path / "c.sqlite"))
         _, again = _scored(tmp_path, url, "b", "--cache", str(tmp_path / "c.sqlite"))
     assert header == again and "cached verdicts assume it still serves the weights" in header["weights"]
+
+
+# -- JUnit: a failed mean gate is a failure ----------------------------------------------------
+
+
+def test_a_failed_max_mean_gate_is_a_junit_failure_and_a_met_one_a_passed_case(tmp_path: Path) -> None:
+    from conftest import CAPITALS
+
+    rows = [{"id": f"q{n}", "user_input": "What is the capital?", "reference": reference, "retrieved_contexts": [f"{reference} {other}"], "response": other if n < 2 else reference}
+            for n, (reference, other) in enumerate(CAPITALS)]  # noise_sensitivity 1 on two of six: mean 0.333
+    data = tmp_path / "capitals.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    for bound, code, failures in (("0.2", 1, 1), ("0.5", 0, 0)):
+        junit = tmp_path / f"junit-{bound}.xml"
+        result = invoke(["score", str(data), "-m", "noise_sensitivity", "--verifier", "--max-mean", f"noise_sensitivity={bound}", "--junit-xml", str(junit), "-q", "--no-timing"])
+        assert result.exit_code == code, result.output
+        suite = ElementTree.parse(junit).getroot().find("testsuite")
+        assert suite is not None and suite.get("failures") == str(failures) and suite.get("tests") == "7"
+        gate = [case for case in suite.iter("testcase") if case.get("name") == "max_mean gate"]
+        failure = gate[0].find("failure") if len(gate) == 1 else None
+        assert len(gate) == 1 and (failure is not None) == bool(failures)
+        assert failure is None or "max-mean 0.200 not met, read on the mean 0.333" in (failure.get("message") or "")

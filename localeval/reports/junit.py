@@ -1,4 +1,6 @@
 """JUnit XML for CI: one test case per sample and metric; a failure carries score, threshold and reason.
+A --min-mean or --max-mean gate is a test case of its own, after the samples: a gate not met is a
+<failure>, so a CI test tab shows what failed the run (a property alone is shown by none).
 
 Written in one pass over the rows: each metric's cases go to a spooled temporary
 file while its counts are tallied, and the suites are assembled at the end, so
@@ -16,6 +18,7 @@ from localeval.data.results import Outcome, ResultRow
 from localeval.reports import explain, number, score_text
 from localeval.reports.escaping import xml_attribute, xml_text
 from localeval.stats.figures import MetricFigures, SummaryFigures
+from localeval.stats.gates import MeanGate
 
 SPOOL_BYTES = 1 << 20  # a suite's cases stay in memory up to this size, then go to disk
 
@@ -37,11 +40,21 @@ def _properties(figures: MetricFigures) -> dict[str, Any]:
     return found
 
 
+def _gate_case(name: str, gate: MeanGate) -> str:
+    """The mean gate's test case: a <failure> when it is not met, naming its bound, the figure it read and why."""
+    bound = f"{gate.kind.replace('_', '-')} {number(gate.bound)}"
+    read = f"read on the {gate.figure} {number(gate.value)}" + (f": {gate.reason}" if gate.reason else "")
+    body = "" if gate.ok else f'<failure message={xml_attribute(f"{bound} not met, {read}")} type="{gate.kind}">{xml_text(f"{bound} not met, {read}")}</failure>'
+    output = f"<system-out>{xml_text(f'{bound}: {read}')}</system-out>"
+    return f"    <testcase classname={xml_attribute(f'localeval.{name}')} name={xml_attribute(f'{gate.kind} gate')}>{body}{output}</testcase>\n"
+
+
 class _Suite:
-    def __init__(self, name: str, threshold: float | None, properties: Mapping[str, Any]) -> None:
+    def __init__(self, name: str, threshold: float | None, properties: Mapping[str, Any], gate: MeanGate | None = None) -> None:
         self.name = name
         self.threshold = threshold
         self.properties = properties
+        self.gate = gate
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.cases: IO[str] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
 
@@ -70,6 +83,10 @@ class _Suite:
         self.cases.write(f"    <testcase classname={classname} name={name}>{body}{output}</testcase>\n")
 
     def write_to(self, out: IO[str]) -> None:
+        if self.gate is not None:
+            self.cases.write(_gate_case(self.name, self.gate))
+            self.counts["tests"] += 1
+            self.counts["failures"] += not self.gate.ok
         c = self.counts
         out.write(
             f"  <testsuite name={xml_attribute(self.name)} tests=\"{c['tests']}\" failures=\"{c['failures']}\" "
@@ -87,7 +104,7 @@ class _Suite:
 
 def write_junit(out: IO[str], rows: Iterable[ResultRow], summary: SummaryFigures) -> None:
     """Write the JUnit XML document for `rows` (one pass) to `out`."""
-    suites = [_Suite(name, figures.threshold.minimum if figures.threshold else None, _properties(figures)) for name, figures in summary.metrics.items()]
+    suites = [_Suite(name, figures.threshold.minimum if figures.threshold else None, _properties(figures), figures.gate) for name, figures in summary.metrics.items()]
     for row in rows:
         for suite in suites:
             suite.add(row)
