@@ -229,7 +229,9 @@ def test_markdown_json_and_junit_say_the_same(tmp_path):
     assert result.exit_code == 1 and result.stdout == ""  # -q: no table; a failed gate says which on standard error, one line each
     assert result.stderr.splitlines() == [f"localeval: gate failed: --max-drop {ID_RECALL}=0.050 (fail-if-confidently-below): upper 95% bound -0.204 against -0.050: NOT met"]
     text = md.read_text(encoding="utf-8")
-    assert text.startswith("## localeval compare: FAILED") and f"| {ID_RECALL} | 40 | 1.000 | 0.625 | -0.375 |" in text and "### What moved" in text
+    assert text.startswith(f"**localeval compare**: 1 of 1 metric worse: {ID_RECALL} -0.375 (")
+    assert text.splitlines()[0].endswith(f"; gate failed: {ID_RECALL}")
+    assert f"| {ID_RECALL} | 40 | 1.000 → 0.625 | -0.375 (" in text and "### What moved" in text
     figures = json.loads(js.read_text(encoding="utf-8"))
     assert figures["metrics"][ID_RECALL]["difference"] == -0.375 and figures["metrics"][ID_RECALL]["verdict"] == "worse" and figures["gates_hold"] is False
     assert figures["paired_by"] == "id" and len(figures["metrics"][ID_RECALL]["worsened"]) == 5
@@ -286,7 +288,7 @@ def test_the_markdown_and_the_page_say_which_statement_flipped_and_why(tmp_path)
     md, page = tmp_path / "c.md", tmp_path / "c.html"
     assert invoke(["compare", str(base), str(candidate), "--markdown", str(md), "-q"]).exit_code == 0
     flipped = "statement 'Paris is the capital of France.': attributed in the base (\"'capital of France' in context 2\"), not attributed in the candidate ('no context names a capital')"
-    assert "#### context_recall: worsened most" in md.read_text(encoding="utf-8") and flipped in md.read_text(encoding="utf-8")
+    assert "<details><summary>context_recall: worsened most (1)</summary>" in md.read_text(encoding="utf-8") and flipped in md.read_text(encoding="utf-8")
     assert invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(page)]).exit_code == 0
     assert "Paris is the capital of France." in page.read_text(encoding="utf-8") and "not attributed in the candidate" in page.read_text(encoding="utf-8")
 

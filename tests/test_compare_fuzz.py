@@ -13,15 +13,20 @@ from hypothesis import strategies as st
 from localeval import compare
 from localeval.data.results import ROW
 from localeval.errors import InputError
-from localeval.reports.comparison import comparison_text, write_comparison_junit, write_comparison_markdown
+from localeval.reports.comparison import comparison_text, write_comparison_junit
 from localeval.reports.comparison_html import write_comparison_html
+from localeval.reports.comparison_markdown import MAX_MARKDOWN_CHARS, write_comparison_markdown
 from tests.test_reports_fuzz import NASTY, TagCollector, json_values, rows
 
 headers = st.fixed_dictionaries(
     {"input": st.none() | st.fixed_dictionaries({"path": st.sampled_from(NASTY), "sha256": st.sampled_from(["a", "b"])}), "metrics": json_values, "judge": json_values},
     optional={"plugins": json_values, "localeval": json_values},
 )
-ALLOWED = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "code", "ul", "li", "table", "thead", "tbody", "tr", "th", "td"}
+ALLOWED = {
+    "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "code", "ul", "li", "table", "thead", "tbody", "tr", "th", "td",
+    "span", "div", "figure", "figcaption", "details", "summary", "label", "input", "select", "option", "script",  # the page's own, one script
+    "svg", "line", "circle", "rect", "text",  # the plots
+}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -44,12 +49,12 @@ def test_any_two_results_files_compare_and_report_without_markup(tmp_path, base_
         assert "\x1b" not in comparison_text(comparison) and "\x00" not in comparison_text(comparison)  # no terminal control
         markdown, junit, html = io.StringIO(), io.StringIO(), io.StringIO()
         write_comparison_markdown(markdown, comparison)
-        assert "<script>" not in markdown.getvalue() and "<img" not in markdown.getvalue()
+        assert "<script>" not in markdown.getvalue() and "<img" not in markdown.getvalue() and len(markdown.getvalue()) <= MAX_MARKDOWN_CHARS
         write_comparison_junit(junit, comparison)
         ET.fromstring(junit.getvalue().encode("utf-8"))
         write_comparison_html(html, comparison)
         parser = TagCollector()
         parser.feed(html.getvalue())
-        assert set(parser.tags) <= ALLOWED and not parser.handlers
+        assert set(parser.tags) <= ALLOWED and parser.tags.count("script") == 1 and not parser.handlers
         json.dumps(comparison.to_json_dict())
         assert comparison.exit_code in (0, 1, 2)

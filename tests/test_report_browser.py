@@ -3,6 +3,7 @@ it loads without console errors, the table sorts, and a screenshot is written.""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -49,7 +50,7 @@ def report(tmp_path, write_jsonl) -> Path:
 
 def ids_in_order(dom: str) -> list[str]:
     body = dom.split('id="samples"', 1)[1]
-    return re.findall(r'<tr><td data-sort="([^"]+)"', body)
+    return re.findall(r'<tr><td class="text" data-sort="([^"]+)"', body)
 
 
 def test_the_error_detector_sees_a_real_console_error(tmp_path):
@@ -75,3 +76,68 @@ def test_report_screenshot(tmp_path, report):
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,900", report.as_uri())
     assert shot.stat().st_size > 10_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def png_is_drawn(png: bytes) -> bool:
+    """The screenshot holds a picture, not a blank page: its pixels (the PNG's IDAT stream, read
+    with the standard library) take many byte values, where a blank page's take a handful."""
+    import struct
+    import zlib
+
+    stream, at = b"", 8
+    while at < len(png):
+        length, kind = struct.unpack(">I4s", png[at : at + 8])
+        if kind == b"IDAT":
+            stream += png[at + 8 : at + 8 + length]
+        at += 12 + length
+    return len(set(zlib.decompress(stream))) > 50
+
+
+@pytest.fixture
+def comparison_page(tmp_path) -> Path:
+    """compare --html on 16 samples, 7 of them worse (the ids found fell) and one unpaired, with a
+    gate from the localeval.toml beside the candidate: a plot, a gate, every pair."""
+
+    def results(name: str, found: list[int]) -> Path:
+        rows = [{"id": f"q{i}", "user_input": f"Question {i}?", "retrieved_context_ids": [f"r{i}a", f"r{i}b"][:f] + ["x"], "reference_context_ids": [f"r{i}a", f"r{i}b"]} for i, f in enumerate(found)]
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        out = tmp_path / f"{name}.results.jsonl"
+        assert CliRunner().invoke(cli, ["score", str(data), "-m", "id_context_recall", "-m", "id_context_precision", "-o", str(out), "-q"]).exit_code == 0
+        return out
+
+    base = results("base", [2] * 17)
+    candidate = results("candidate", [1, 0, 1, 1, 0, 1, 1] + [2] * 9)
+    (tmp_path / "localeval.toml").write_text('max_drop = { id_context_recall = 0.05 }\n', encoding="utf-8")
+    page = tmp_path / "compare.html"
+    result = CliRunner().invoke(cli, ["compare", str(base), str(candidate), "--html", str(page), "-q"])
+    assert result.exit_code == 1, result.output  # the gate from the config file fails
+    return page
+
+
+def test_the_comparison_page_draws_the_plot_the_gate_and_every_pair(tmp_path, comparison_page):
+    html = comparison_page.read_text(encoding="utf-8")
+    assert not re.search(r"https?://", html)  # nothing on it is fetched, or names a place to fetch from
+    loaded = chromium(tmp_path, "--dump-dom", comparison_page.as_uri())
+    assert console_errors(loaded.stderr) == []
+    dom = loaded.stdout
+    assert dom.count("<svg") == 3  # the forest plot and a scatter per metric
+    assert 'aria-label="each metric\'s difference with its 95% interval"' in dom and "<circle" in dom
+    assert "<h2>Gates: " in dom and "NOT met" in dom and "id_context_recall" in dom.split("<h2>Gates: ", 1)[1].split("</table>", 1)[0]
+    pairs = re.findall(r'<tr class="(\w+)" data-metric="([^"]+)" data-moved="(\d)"', dom.split('id="pairs"', 1)[1])
+    assert len(pairs) == 2 * 16  # every pair of both metrics (q16 is in the base only)
+    assert [p for p in pairs if p[1] == "id_context_recall" and p[2] == "1"] == [("fail", "id_context_recall", "1")] * 7
+    assert pairs[0][1] == "id_context_recall" and pairs[0][0] == "fail"  # the worst change first, with no script
+    assert "with n = 16 and this spread, a drop smaller than" in dom
+    moved = chromium(tmp_path, "--dump-dom", comparison_page.as_uri() + "#moved=1")
+    visible = re.findall(r'<tr class="\w+" data-metric="[^"]+" data-moved="(\d)"(?! hidden)>', moved.stdout)
+    assert visible == ["1"] * len([p for p in pairs if p[2] == "1"])  # filtered to the samples that moved
+    by_difference = chromium(tmp_path, "--dump-dom", comparison_page.as_uri() + "#sort=5&dir=desc")
+    assert 'data-sorted="5:desc"' in by_difference.stdout
+
+
+def test_the_comparison_page_screenshot_is_drawn(tmp_path, comparison_page):
+    shot = tmp_path / "compare.png"
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1000,1400", comparison_page.as_uri())
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png_is_drawn(png)

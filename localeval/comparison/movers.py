@@ -68,8 +68,8 @@ class Mover:
 
 def short(text: Any, limit: int = MAX_TEXT) -> str:
     """A text on one line (runs of white space as one space), cut to `limit` characters."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    found = " ".join(str(text).split())
+    return found if len(found) <= limit else found[: limit - 3] + "..."
 
 
 def quote(text: Any, limit: int = MAX_TEXT) -> str:

@@ -1,5 +1,7 @@
-"""A comparison of two runs for people and for CI: the terminal text, the Markdown table for a
-pull-request comment, and JUnit XML with one case per gated metric.
+"""A comparison of two runs for people and for CI: the terminal text and JUnit XML with one case
+per gated metric, and the sentences every format shares (the verdict line, the gates in words,
+what a run of this size can show). The Markdown comment is comparison_markdown.py's, the page
+comparison_html.py's.
 
 Each writer says the same things in the same order: what differs between the runs' setups first
 (another judge changes what every score means), how samples were paired and what was left
@@ -15,10 +17,12 @@ from typing import IO
 from localeval.comparison.compare import Comparison, MetricComparison, Unpaired
 from localeval.comparison.movers import Mover
 from localeval.reports import number
-from localeval.reports.escaping import markdown_cell, plain, xml_attribute, xml_text
+from localeval.reports.escaping import plain, xml_attribute, xml_text
 from localeval.stats.gates import DropGate
+from localeval.stats.paired import Verdict
 
 MAX_UNPAIRED_LISTED = 20  # unpaired samples listed in the terminal and Markdown; the JSON has them all
+MAX_IN_VERDICT = 3  # metrics named in the verdict line; the rest are counted
 DROP_FIGURE_WORDS = {"difference": "mean difference", "ci95_low": "lower 95% bound", "ci95_high": "upper 95% bound"}
 
 
@@ -39,6 +43,47 @@ def gate_words(name: str, gate: DropGate, lower_is_better: bool = False) -> str:
     verdict = "ok" if gate.ok else "NOT met"
     reason = f" ({gate.reason})" if gate.reason else ""
     return f"--max-drop {name}={number(gate.max_drop)} ({gate.on}): {words} {signed(gate.value)} against -{number(gate.max_drop)}: {verdict}{reason}"
+
+
+def smallest_shown_words(m: MetricComparison) -> str | None:
+    """What a run of this size can see on one metric: the interval's half-width is the smallest
+    change that can be shown either way (a smaller one reads "no difference shown", however real)."""
+    d = m.difference
+    if not d.smallest_shown or d.ci95 is None:
+        return None
+    return f"with n = {d.count} and this spread, a {'rise' if m.lower_is_better else 'drop'} smaller than {d.smallest_shown:.3f} cannot be shown"
+
+
+def _listed(items: list[tuple[str, MetricComparison]]) -> str:
+    named = ", ".join(f"{name} {signed(m.difference.mean)} ({difference_interval(m.difference.ci95)})" for name, m in items[:MAX_IN_VERDICT])
+    return named + (f" and {len(items) - MAX_IN_VERDICT} more" if len(items) > MAX_IN_VERDICT else "")
+
+
+def verdict_line(comparison: Comparison) -> str:
+    """The comparison in one line, for the top of a comment: the metrics shown worse (each with its
+    difference and interval), else that none was, those shown better, and the gates' outcome."""
+    metrics = comparison.metrics
+    worse = [(name, m) for name, m in metrics.items() if m.verdict is Verdict.WORSE]
+    better = [(name, m) for name, m in metrics.items() if m.verdict is Verdict.BETTER]
+    count = f"{len(metrics)} metric{'' if len(metrics) == 1 else 's'}"
+    if not metrics:
+        line = "no metric compared"
+    elif worse:
+        line = f"{len(worse)} of {count} worse: {_listed(worse)}"
+    else:
+        line = f"no metric shown worse (of {count})"
+    if better:
+        line += f"; {len(better)} better: {_listed(better)}"
+    gates = [name for name, m in metrics.items() if m.gate is not None]
+    failed = [name for name, m in metrics.items() if m.gate is not None and not m.gate.ok]
+    plural = "s" if len(gates) != 1 else ""
+    if comparison.gate_refusal is not None:
+        line += "; gates refused"
+    elif failed:
+        line += f"; gate{plural} failed: {', '.join(failed[:MAX_IN_VERDICT])}" + (f" and {len(failed) - MAX_IN_VERDICT} more" if len(failed) > MAX_IN_VERDICT else "")
+    elif gates:
+        line += f"; gate{plural} passed"
+    return line
 
 
 def unpaired_summary(comparison: Comparison) -> list[str]:
@@ -103,7 +148,8 @@ def comparison_text(comparison: Comparison) -> str:
     table.insert(1, "  ".join("-" * w for w in widths))
     lines = [plain(line) for line in preamble(comparison) if line != comparison.gate_refusal] + [""] + table + [""]  # the refusal: once, as the error
     for name, m in comparison.metrics.items():
-        lines.append(plain(f"{name}: {m.sentence()}"))
+        reach = smallest_shown_words(m)
+        lines.append(plain(f"{name}: {m.sentence()}" + (f"; {reach}" if reach else "")))
         lines += [plain(note) for note in metric_notes(m)]
         if m.gate is not None:
             lines.append(plain(gate_words(name, m.gate, m.lower_is_better)))
@@ -131,44 +177,6 @@ def mover_tables(comparison: Comparison) -> list[tuple[str, str, Sequence[Mover]
         for label, movers in (("worsened most", m.worsened), ("improved most", m.improved))
         if movers
     ]
-
-
-def _markdown_movers(out: IO[str], name: str, label: str, movers: Sequence[Mover]) -> None:
-    out.write(f"\n#### {markdown_cell(name)}: {label}\n\n| id | line | base | candidate | what changed |\n|---|---|---|---|---|\n")
-    for mover in movers:
-        changes = "<br>".join(markdown_cell(change.text, 400) for change in mover.changes) or "no change recorded in the details"
-        out.write(f"| {markdown_cell(mover.id)} | {mover.base_line} | {number(mover.base)} | {number(mover.candidate)} | {changes} |\n")
-
-
-def write_comparison_markdown(out: IO[str], comparison: Comparison) -> None:
-    """A Markdown comparison for a pull-request comment or a CI job summary."""
-    status = "" if not comparison.gated else ": gates refused" if comparison.gate_refusal else ": passed" if comparison.gates_hold else ": FAILED"
-    out.write(f"## localeval compare{status}\n\nBase `{markdown_cell(comparison.base)}`, candidate `{markdown_cell(comparison.candidate)}`.\n\n")
-    out.write("".join(f"{'  - ' if line.startswith('  ') else '- '}{markdown_cell(line.strip(), 1000)}\n" for line in preamble(comparison)))
-    out.write("\n| metric | paired | base | candidate | difference | 95% interval | up / down / level | verdict | gate |\n|---|---|---|---|---|---|---|---|---|\n")
-    for name, m in comparison.metrics.items():
-        d = m.difference
-        gate = "-" if m.gate is None else ("ok" if m.gate.ok else "**NOT met**")
-        out.write(
-            f"| {markdown_cell(name)} | {d.count} | {number(d.base_mean)} | {number(d.candidate_mean)} | {signed(d.mean)} | {difference_interval(d.ci95)} | "
-            f"{d.up} / {d.down} / {d.level} | {markdown_cell(m.verdict.value)} | {gate} |\n"
-        )
-    notes = [f"{name}: {m.sentence()}" for name, m in comparison.metrics.items()]
-    notes += [note for m in comparison.metrics.values() for note in metric_notes(m)]
-    notes += [gate_words(name, m.gate, m.lower_is_better) for name, m in comparison.metrics.items() if m.gate is not None]
-    notes += unpaired_summary(comparison)[:1]
-    out.write("\n" + "".join(f"- {markdown_cell(note, 1000)}\n" for note in notes))
-    if comparison.unpaired:
-        out.write("\n| id | line | side | why not paired |\n|---|---|---|---|\n")
-        for u in comparison.unpaired[:MAX_UNPAIRED_LISTED]:
-            out.write(f"| {markdown_cell(u.id)} | {u.line} | {u.side} | {markdown_cell(u.why)} |\n")
-        if len(comparison.unpaired) > MAX_UNPAIRED_LISTED:
-            out.write(f"\n... and {len(comparison.unpaired) - MAX_UNPAIRED_LISTED} more (`--json` lists them all).\n")
-    moved = mover_tables(comparison)
-    if moved:
-        out.write("\n### What moved\n")
-    for name, label, movers in moved:
-        _markdown_movers(out, name, label, movers)
 
 
 def write_comparison_junit(out: IO[str], comparison: Comparison) -> None:
