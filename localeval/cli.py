@@ -278,6 +278,8 @@ class _GateMode(_StringChoice):
     "on a --max-mean gate they read the other bound (fail only when the whole interval is above the maximum; pass only when it is within it). "
     f"The interval counts one more sample disagreeing by the whole range and uses Student's t: below {FEWEST_TO_SETTLE} scored samples it is 0-1 and settles no gate.",
 )
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), help="A TREC qrels file ('qid 0 docid relevance') or BEIR's qrels TSV: INPUT is then a run file (TREC 'qid Q0 docid rank score tag', or BEIR's JSON {qid: {docid: score}}), scored a sample per query for the rank metrics.")
+@click.option("--queries", "queries_path", type=click.Path(dir_okay=False), help="With --qrels: BEIR's queries.jsonl, the question text of each query (user_input).")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Human labels for some samples (localeval calibrate's format, each row with the sample's id): the summary adds a prediction-powered (PPI++) mean and interval, from {MIN_LABELS} labelled samples on.")
 @click.option("--summary-json", type=click.Path(allow_dash=True, dir_okay=False), help="Also write the summary as JSON here ('-' for standard output; one output at a time may go there).")
 @click.option("--junit-xml", type=click.Path(allow_dash=True, dir_okay=False), help="Write JUnit XML: one test case per sample and metric ('-' for standard output).")
@@ -308,7 +310,7 @@ def score_command(
     progress: bool | None,
     **flags: Any,
 ) -> None:
-    """Score the samples of INPUT (JSON Lines, or '-' for standard input)."""
+    """Score the samples of INPUT (JSON Lines, or '-' for standard input; with --qrels, a run file)."""
     if input_path is None:  # a first run without a file: name the file that is there to try
         raise click.UsageError(f"Missing argument 'INPUT', the JSON Lines file to score. To try the bundled example from a clone of the repository: {EXAMPLE_SCORE}")
     values: dict[str, Any] = {
@@ -324,7 +326,7 @@ def score_command(
     }
     given = {"fail_on_error": flags.pop("fail_on_error") or None, "metrics": list(metric_names) or None, "output": output, "summary_json": summary_json, "junit_xml": junit_xml, "markdown": markdown_path}
     given.update({key: flags[key] for key in JudgeSpec.model_fields})
-    given.update(ray=flags["ray_address"], threshold_on=flags["threshold_on"], labels=flags["labels_path"])
+    given.update(ray=flags["ray_address"], threshold_on=flags["threshold_on"], labels=flags["labels_path"], qrels=flags["qrels_path"], queries=flags["queries_path"])
     values.update({key: value for key, value in given.items() if value is not None})
     settings = build_settings(values, config_path)
     check_paths(settings)  # before a file is read: an output over the calibration or the model is refused first
@@ -354,7 +356,7 @@ def score_command(
     bar: list[Progress] = []
 
     def start(done: int) -> None:
-        total = count_lines(input_path) if show_progress else None
+        total = count_lines(input_path) if show_progress and not flags["qrels_path"] else None  # a run file's lines are not its queries
         bar.append(Progress(None if total is None else max(0, total - done), enabled=show_progress))
 
     try:

@@ -5,7 +5,8 @@ everything the command line can (the CLI parses options into RunSettings and
 calls this). In order:
 
 1. check the paths: the input exists; no output names a file the run reads (`files_read`), another
-   output, or standard output twice;
+   output, or standard output twice; with --qrels, INPUT is a run file, read into samples first
+   (localeval.run.retrieval_files);
 2. build the metrics and the summary (gates for metrics not scored are refused); hash the input,
    describe the metrics (a missing embedding model stops here) and refuse a resume of another
    input or other metrics, all before the judge loads; load the judge if a metric needs one;
@@ -44,6 +45,7 @@ from localeval.models import store as model_store
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.run.provenance import describe_run, resume_differences
+from localeval.run.retrieval_files import check_retrieval_files, samples_from_run_files
 from localeval.run.runner import score
 from localeval.run.settings import LOCAL_RAY, RunSettings
 from localeval.stats.figures import SummaryFigures
@@ -124,6 +126,8 @@ def files_read(settings: RunSettings) -> dict[str, str]:
         "the config file": (settings.config_source or {}).get("file", ""),
         "--labels": settings.labels or "",
         "--calibration": settings.calibration or "",
+        "--qrels": settings.qrels or "",
+        "--queries": settings.queries or "",
     }
     for metric, options in settings.options.items():
         rubric = options.get("rubric")
@@ -440,6 +444,10 @@ def _score_file(
     on_message: Callable[[str], None] | None,
 ) -> RunOutcome:
     check_paths(settings)
+    check_retrieval_files(settings)
+    if settings.qrels is not None:  # INPUT is a run file: its samples are scored, from a file of their own
+        with samples_from_run_files(settings) as from_run:
+            return _score_file(from_run, judge, stdout, on_start, on_row, on_message)
     _check_map(settings)
     metrics = build_metrics(settings)
     if settings.calibration is not None and not any(m.uses_judge() for m in metrics):

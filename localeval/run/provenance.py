@@ -33,7 +33,7 @@ def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: d
     plugins = {m.name: found for m in metrics if (found := plugin_package(type(m))) is not None}
     return {
         "localeval": _version("localeval"),
-        "input": {"path": settings.input, "sha256": input_sha256},
+        "input": _input(settings, input_sha256),
         "metrics": {m.name: m.describe_params() for m in metrics},
         **({"plugins": plugins} if plugins else {}),
         "map": dict(settings.map),
@@ -43,6 +43,15 @@ def describe_run(settings: RunSettings, metrics: Sequence[Metric[Any]], judge: d
         "python": platform.python_version(),
         "packages": {p: v for p in PACKAGES if (v := _version(p))},
     }
+
+
+def _input(settings: RunSettings, sha256: str | None) -> dict[str, Any]:
+    """The input file and its SHA-256; for samples read from a run and qrels file, the run's path
+    (not the temporary file's: a rerun writes the same header), the samples' SHA-256 (what a
+    resume compares) and the files they were read from, each with its own SHA-256."""
+    if settings.read_from is None:
+        return {"path": settings.input, "sha256": sha256}
+    return {"path": settings.read_from["run"]["path"], "sha256": sha256, "read_from": settings.read_from}
 
 
 def _identity(run: dict[str, Any]) -> dict[str, Any]:

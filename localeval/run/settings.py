@@ -90,6 +90,9 @@ class RunSettings(FileSettings):
     timing: bool = Field(True, description="keep judge timing in the results (False: byte-identical reruns)")
     ray: str | None = Field(None, description=f"score on a Ray cluster: its address, or '{LOCAL_RAY}' for Ray on this machine (the ray extra)")
     config_source: dict[str, str] | None = Field(None, description="the config file these settings came from, and its SHA-256")
+    qrels: str | None = Field(None, description="a TREC or BEIR qrels file: INPUT is then a run file (TREC or BEIR JSON), scored a sample per query")
+    queries: str | None = Field(None, description="BEIR's queries.jsonl with the run's question text (with qrels)")
+    read_from: dict[str, dict[str, str]] | None = Field(None, description="set by the run: the run, qrels and queries files its samples were read from (path, SHA-256)")
     set_aside: str | None = Field(None, description="what was set aside of the config: its gates for metrics that metrics (-m) leaves out, in one line")
 
 

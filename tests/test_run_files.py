@@ -1,0 +1,128 @@
+"""`localeval score RUN --qrels QRELS`: TREC and BEIR run and qrels files read directly, every line
+untrusted, the files read recorded in the results header (path and SHA-256)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from conftest import invoke, result_rows
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "retrieval"
+RANK = ["-m", "ndcg_at_k", "-m", "reciprocal_rank", "-m", "average_precision", "-m", "precision_at_k", "-m", "recall_at_k", "-m", "hit_rate_at_k", "-m", "r_precision"]
+
+
+def score(*args: object) -> tuple[int, str]:
+    result = invoke(["score", *[str(a) for a in args], "--no-progress"])
+    return result.exit_code, result.output
+
+
+def test_a_trec_run_and_qrels_with_the_files_in_the_header(tmp_path: Path):
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d3 1 2.0 bm25\nq1 Q0 d1 2 1.0 bm25\nq1 Q0 d2 3 1.0 bm25\nq2 Q0 d9 1 5 bm25\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 2\nq1 0 d2 0\nq3 0 d4 1\n")
+    out = tmp_path / "results.jsonl"
+    code, output = score(run, "--qrels", qrels, *RANK, "-o", out, "-q")
+    assert code == 0, output
+    header = json.loads(out.read_text().splitlines()[0])["run"]["input"]
+    assert header["path"] == str(run)
+    assert header["read_from"]["run"] == {"path": str(run), "sha256": hashlib.sha256(run.read_bytes()).hexdigest()}
+    assert header["read_from"]["qrels"]["sha256"] == hashlib.sha256(qrels.read_bytes()).hexdigest()
+    rows = {row["id"]: row for row in result_rows(out)}
+    # q1: the tie d1/d2 at 1.0 ordered by docid descending (d2 before d1), so d1 is at rank 3
+    assert rows["q1"]["details"]["reciprocal_rank"]["ranked"] == [{"id": "d1", "rank": 3, "grade": 2.0}]
+    assert rows["q1"]["scores"]["reciprocal_rank"] == pytest.approx(1 / 3)
+    assert rows["q2"]["scores"]["ndcg_at_k"] is None  # no judgements: undefined
+    assert rows["q2"]["details"]["ndcg_at_k"]["reason"].startswith("no relevant id")
+    assert rows["q3"]["scores"]["recall_at_k"] == 0.0  # judged, not in the run: nothing retrieved
+
+
+def test_the_example_s_beir_files_score_as_pytrec_eval_scores_them(tmp_path: Path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    out = tmp_path / "results.jsonl"
+    code, output = score(EXAMPLE / "runs" / "common.json", "--qrels", EXAMPLE / "qrels" / "test.tsv", "--queries", EXAMPLE / "queries.jsonl", *RANK, "-o", out, "-q")
+    assert code == 0, output
+    rows = result_rows(out)
+    assert len(rows) == 30 and rows[0]["id"] == "honey"
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (EXAMPLE / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        query, doc, grade = line.split("\t")
+        qrels.setdefault(query, {})[doc] = int(grade)
+    run = json.loads((EXAMPLE / "runs" / "common.json").read_text())
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "recip_rank", "map", "P_10", "Rprec"}).evaluate(run)
+    for row in rows:
+        trec = expected[row["id"]]
+        got = row["scores"]
+        assert [got["ndcg_at_k"], got["reciprocal_rank"], got["average_precision"], got["precision_at_k"], got["r_precision"]] == pytest.approx(
+            [trec["ndcg_cut_10"], trec["recip_rank"], trec["map"], trec["P_10"], trec["Rprec"]], abs=1e-12
+        )
+
+
+def test_a_rerun_writes_the_same_bytes_and_resumes(tmp_path: Path):
+    args = [EXAMPLE / "runs" / "idf.trec", "--qrels", EXAMPLE / "qrels" / "test.tsv", "-m", "ndcg_at_k", "--no-timing", "-q"]
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert score(*args, "-o", first)[0] == 0 and score(*args, "-o", second)[0] == 0
+    assert first.read_bytes() == second.read_bytes()
+    lines = first.read_text().splitlines(keepends=True)
+    first.write_text("".join(lines[:11]))  # header and 10 rows: a killed run
+    assert score(*args, "-o", first, "--resume")[0] == 0
+    assert first.read_bytes() == second.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("run.txt", "q1 Q0 d1 1 high bm25\n", "run.txt:1: field 'score': expected a number, got 'high'"),
+        ("run.txt", "q1 Q0 d1 1 1.0 bm25\nq1 d1 1.0\n", "run.txt:2: expected 'qid Q0 docid rank score tag' (6 columns), got 3"),
+        ("run.txt", "q1 Q0 d1 1 nan bm25\n", "run.txt:1: field 'score': expected a finite number"),
+        ("run.json", '{"q1": {"d1": "x"}}', "run.json:1: field 'q1.d1': expected a finite number as the score"),
+        ("run.json", '{"q1": [1, 2]}', "run.json:1: field 'q1': expected an object"),
+        ("run.json", '{"q1": ', "run.json:1: invalid JSON"),
+    ],
+)
+def test_a_bad_run_line_names_the_file_line_and_field(tmp_path: Path, name: str, text: str, where: str):
+    run = tmp_path / name
+    run.write_text(text)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    code, output = score(run, "--qrels", qrels, "-m", "ndcg_at_k", "-q")
+    assert code == 2 and where in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("q1 0 d1 relevant\n", "qrels.txt:1: field 'relevance': expected a number"),
+        ("q1 d1\n", "qrels.txt:1: expected 'qid 0 docid relevance'"),
+        ("query-id\tcorpus-id\tscore\nq1\td1\tinf\n", "qrels.txt:2: field 'relevance': expected a finite number"),
+    ],
+)
+def test_a_bad_qrels_line_names_the_file_line_and_field(tmp_path: Path, text: str, where: str):
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 bm25\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(text)
+    code, output = score(run, "--qrels", qrels, "-m", "ndcg_at_k", "-q")
+    assert code == 2 and where in output
+
+
+def test_options_a_run_file_cannot_take_are_refused(tmp_path: Path):
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 bm25\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    assert "needs --qrels" in score(run, "--queries", qrels, "-m", "ndcg_at_k")[1]
+    assert "not a file" in score(run, "--qrels", tmp_path / "missing.txt", "-m", "ndcg_at_k")[1]
+    code, output = score(run, "--qrels", qrels, "-m", "ndcg_at_k", "-o", qrels)
+    assert code == 2 and "--qrels" in output  # an output over the qrels is refused before it is read
+
+
+def test_queries_give_the_question_text():
+    from localeval.data.trec import read_qrels, read_queries, read_run, retrieval_samples
+
+    samples = list(retrieval_samples(read_run(str(EXAMPLE / "runs" / "idf.trec")), read_qrels(str(EXAMPLE / "qrels" / "test.tsv")), read_queries(str(EXAMPLE / "queries.jsonl"))))
+    assert samples[0]["user_input"] == "Why does honey not spoil?"
+    assert samples[0]["reference_context_ids"] == ["honey-1", "honey-2"] and samples[0]["reference_context_grades"] == [2.0, 1.0]
