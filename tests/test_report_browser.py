@@ -72,10 +72,11 @@ def test_report_loads_without_console_errors_and_sorts(tmp_path, report):
 
 
 def test_report_screenshot(tmp_path, report):
+    assert not re.search(r"https?://", report.read_text(encoding="utf-8"))  # nothing fetched, no address to fetch from
     shot = tmp_path / "report.png"
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,900", report.as_uri())
     assert shot.stat().st_size > 10_000
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png_is_drawn(shot.read_bytes())
 
 
 def png_is_drawn(png: bytes) -> bool:

@@ -1,7 +1,7 @@
 """`localeval report`: one self-contained HTML page for a person looking at a failed gate.
 
-No network, no external scripts or fonts: the histograms are inline SVG drawn here,
-and the only script (sorting the table) is inline. Every value is escaped where it
+No network, no external scripts or fonts: the histograms are inline SVG drawn here (the
+bars, the mean and its interval), and the only script (sorting the table) is inline. Every value is escaped where it
 is written (`localeval.reports.escaping.html_text`), including the ones that "are numbers":
 a results file is untrusted input. The table is bounded: past MAX_TABLE_ROWS
 samples it shows the lowest-scoring ones (errors first), and says so.
@@ -21,7 +21,8 @@ from localeval.reports.escaping import html_text
 from localeval.stats.figures import SummaryFigures
 
 BINS = 10
-CHART_W, CHART_H, PAD = 320, 140, 24
+CHART_W, CHART_H, PAD = 320, 160, 24
+BAR_TOP = 14  # room above the tallest bar for its count and the mean's label
 MAX_TABLE_ROWS = 2_000
 MAX_DETAIL_CHARS = 20_000  # of a row's raw details shown in its <pre>
 
@@ -29,7 +30,7 @@ STYLE = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1b1f24}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;table-layout:auto}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-td{max-width:40em;overflow-wrap:anywhere;unicode-bidi:isolate}
+td{max-width:40em;overflow-wrap:break-word;unicode-bidi:isolate}td.text{overflow-wrap:anywhere}td.num{white-space:nowrap}
 th{background:#f6f8fa}th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#8c959f}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.fail{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #d0d7de;padding:8px}figcaption{font-weight:600}pre{white-space:pre-wrap;max-width:900px;margin:4px 0}
@@ -57,29 +58,41 @@ SCRIPT = """
 """
 
 
-def histogram_svg(counts: Sequence[int], title: str) -> str:
-    """Counts of BINS equal score bins over [0, 1] as bars."""
+def histogram_svg(counts: Sequence[int], title: str, mean: float | None = None, ci95: tuple[float, float] | None = None) -> str:
+    """Counts of BINS equal score bins over [0, 1] as bars, each bin's edge ticked, with the mean
+    (a dashed line) over its 95% interval (a band) when given: the shape is seen, not read."""
     top = max(counts) or 1
-    bar_w = (CHART_W - 2 * PAD) / len(counts)
-    bars = []
+    span = CHART_W - 2 * PAD
+    bar_w = span / len(counts)
+
+    def x(value: float) -> float:
+        return PAD + value * span
+
+    parts = []
+    if ci95 is not None:
+        parts.append(f'<rect x="{x(ci95[0]):.1f}" y="{PAD - 10}" width="{max(x(ci95[1]) - x(ci95[0]), 1):.1f}" height="{CHART_H - 2 * PAD + 10}" fill="#fff8c5"><title>95% interval {ci95[0]:.3f}-{ci95[1]:.3f}</title></rect>')
     for index, count in enumerate(counts):
-        height = (CHART_H - 2 * PAD) * count / top
-        x = PAD + index * bar_w
+        height = (CHART_H - 2 * PAD - BAR_TOP) * count / top
         y = CHART_H - PAD - height
         label = f"{index / len(counts):.1f}-{(index + 1) / len(counts):.1f}: {count}"
-        bars.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 2:.1f}" height="{height:.1f}" fill="#0969da"><title>{label}</title></rect>')
+        parts.append(f'<rect x="{x(index / len(counts)):.1f}" y="{y:.1f}" width="{bar_w - 2:.1f}" height="{height:.1f}" fill="#0969da"><title>{label}</title></rect>')
         if count:
-            bars.append(f'<text x="{x + bar_w / 2 - 1:.1f}" y="{y - 3:.1f}" font-size="10" text-anchor="middle">{count}</text>')
-    axis = (
-        f'<line x1="{PAD}" y1="{CHART_H - PAD}" x2="{CHART_W - PAD}" y2="{CHART_H - PAD}" stroke="#57606a"/>'
-        f'<text x="{PAD}" y="{CHART_H - 8}" font-size="10">0</text>'
+            parts.append(f'<text x="{x(index / len(counts)) + bar_w / 2 - 1:.1f}" y="{y - 3:.1f}" font-size="10" text-anchor="middle">{count}</text>')
+    parts.append(f'<line x1="{PAD}" y1="{CHART_H - PAD}" x2="{CHART_W - PAD}" y2="{CHART_H - PAD}" stroke="#57606a"/>')
+    parts += [f'<line x1="{x(i / len(counts)):.1f}" y1="{CHART_H - PAD}" x2="{x(i / len(counts)):.1f}" y2="{CHART_H - PAD + 4}" stroke="#57606a"/>' for i in range(len(counts) + 1)]
+    parts.append(
+        f'<text x="{PAD}" y="{CHART_H - 8}" font-size="10" text-anchor="middle">0</text>'
         f'<text x="{CHART_W / 2}" y="{CHART_H - 8}" font-size="10" text-anchor="middle">0.5</text>'
-        f'<text x="{CHART_W - PAD}" y="{CHART_H - 8}" font-size="10" text-anchor="end">1</text>'
+        f'<text x="{CHART_W - PAD}" y="{CHART_H - 8}" font-size="10" text-anchor="middle">1</text>'
     )
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{CHART_W}" height="{CHART_H}" role="img" '
-        f'aria-label="{html_text(title)} score distribution">{axis}{"".join(bars)}</svg>'
-    )
+    if mean is not None and mean == mean:
+        anchor = "end" if mean > 0.5 else "start"
+        shift = -4 if mean > 0.5 else 4
+        parts.append(
+            f'<line x1="{x(mean):.1f}" y1="{PAD - 12}" x2="{x(mean):.1f}" y2="{CHART_H - PAD}" stroke="#bc4c00" stroke-width="2" stroke-dasharray="4 3"/>'
+            f'<text x="{x(mean) + shift:.1f}" y="{PAD - 4}" font-size="10" fill="#bc4c00" text-anchor="{anchor}">mean {mean:.3f}</text>'
+        )
+    return f'<svg width="{CHART_W}" height="{CHART_H}" role="img" aria-label="{html_text(title)} score distribution">{"".join(parts)}</svg>'
 
 
 def _badness(row: ResultRow, metrics: Sequence[str], lower: frozenset[str] = frozenset()) -> float:
@@ -107,7 +120,7 @@ def worst_rows(rows: Iterable[ResultRow], metrics: Sequence[str], keep: int) -> 
 
 
 def _row_html(row: ResultRow, metrics: Sequence[str]) -> str:
-    cells = [f'<td data-sort="{html_text(row.id)}">{html_text(row.id)}</td>', f'<td class=num data-sort="{row.line}">{row.line}</td>']
+    cells = [f'<td class=text data-sort="{html_text(row.id)}">{html_text(row.id)}</td>', f'<td class=num data-sort="{row.line}">{row.line}</td>']
     for name in metrics:
         value = row.scores.get(name)
         known = value is not None and value == value
@@ -116,7 +129,7 @@ def _row_html(row: ResultRow, metrics: Sequence[str]) -> str:
         cells.append(f'<td class="num{css}" data-sort="{sort_key}" title="{html_text(explain(row, name), 500)}">{html_text(number(value), None)}</td>')
     why = "".join(f"<li><b>{html_text(n)}</b>: {html_text(explain(row, n), 1000)}</li>" for n in metrics)
     raw = json.dumps({"details": row.details, "errors": row.errors, "extra": row.extra}, indent=1, ensure_ascii=False)
-    cells.append(f'<td data-sort=""><details><summary>show</summary><ul>{why}</ul><pre>{html_text(raw, MAX_DETAIL_CHARS)}</pre></details></td>')
+    cells.append(f'<td class=text data-sort=""><details><summary>show</summary><ul>{why}</ul><pre>{html_text(raw, MAX_DETAIL_CHARS)}</pre></details></td>')
     return f"<tr>{''.join(cells)}</tr>"
 
 
@@ -141,7 +154,8 @@ def write_html(
     out.write("<h2>Score distributions</h2><div class=charts>\n")
     for name in metrics:
         counts = histograms[name]
-        out.write(f"<figure><figcaption>{html_text(name)} (n={sum(counts)})</figcaption>{histogram_svg(counts, name)}</figure>\n")
+        m = summary.metrics[name]
+        out.write(f"<figure><figcaption>{html_text(name)} (n={sum(counts)})</figcaption>{histogram_svg(counts, name, m.mean, m.ci95)}</figure>\n")
     out.write("</div><h2>Samples</h2>")
     if len(shown) < total:
         turned = [name for name in metrics if lower_is_better(name)]
