@@ -126,3 +126,29 @@ def test_queries_give_the_question_text():
     samples = list(retrieval_samples(read_run(str(EXAMPLE / "runs" / "idf.trec")), read_qrels(str(EXAMPLE / "qrels" / "test.tsv")), read_queries(str(EXAMPLE / "queries.jsonl"))))
     assert samples[0]["user_input"] == "Why does honey not spoil?"
     assert samples[0]["reference_context_ids"] == ["honey-1", "honey-2"] and samples[0]["reference_context_grades"] == [2.0, 1.0]
+
+
+def test_compare_names_the_relevant_ids_that_moved(tmp_path: Path):
+    import localeval
+
+    results = {}
+    for name in ("common.json", "idf.trec"):
+        results[name] = tmp_path / f"{name}.results.jsonl"
+        code, output = score(EXAMPLE / "runs" / name, "--qrels", EXAMPLE / "qrels" / "test.tsv", "-m", "ndcg_at_k", "-o", results[name], "-q")
+        assert code == 0, output
+    found = localeval.compare(results["common.json"], results["idf.trec"], show=3).metrics["ndcg_at_k"]
+    salt = next(mover for mover in found.improved if mover.id == "salt")
+    assert [change.to_json_dict() for change in salt.changes] == [
+        {"kind": "relevant_id_moved", "relevant_id": "salt-1", "base_rank": 7, "candidate_rank": 1, "text": "relevant id 'salt-1' moved up: rank 7 in the base, rank 1 in the candidate"}
+    ]
+    assert any(change.kind == "relevant_id_moved" and "moved down" in change.text for mover in found.worsened for change in mover.changes)
+
+
+def test_rank_movers_read_only_the_shape_they_know():
+    from localeval.comparison.rank_movers import relevant_id_moves
+
+    good = {"ranked": [{"id": "a", "rank": 2, "grade": 1.0}], "missing": []}
+    assert relevant_id_moves({"ranked": [{"id": "a", "rank": True}], "missing": []}, good) == []
+    assert relevant_id_moves({"ranked": "a", "missing": []}, good) == []
+    lost = relevant_id_moves(good, {"ranked": [], "missing": ["a"]})
+    assert lost == [("relevant_id_lost", "relevant id 'a' not retrieved in the candidate, at rank 2 in the base", {"relevant_id": "a", "base_rank": 2, "candidate_rank": None})]

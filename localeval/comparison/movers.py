@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.comparison.inputs import ScoredSample
+from localeval.comparison.rank_movers import relevant_id_moves
 
 MAX_CHANGES = 8  # changes listed per sample and metric; the rest are counted
 MAX_TEXT = 160  # characters of a statement, context or unit quoted
@@ -275,6 +276,7 @@ def what_changed(details: Sequence[dict[str, Any] | None], samples: Sequence[Sco
     """Everything that changed in one sample for one metric: `details`, `samples` and `scores` are (base, candidate)."""
     found = context_changes(samples[0], samples[1]) + response_change(samples[0], samples[1]) + rank_changes(details[0], details[1], scores)
     found += figure_changes(details[0], details[1]) + statement_changes(details[0], details[1]) + noise_changes(details[0], details[1]) + listed_changes(details[0], details[1])
+    found += [Change(kind, text, fields) for kind, text, fields in relevant_id_moves(details[0], details[1])]
     if len(found) > MAX_CHANGES:
         found = [*found[:MAX_CHANGES], Change("more", f"... and {len(found) - MAX_CHANGES} more changes", {"count": len(found) - MAX_CHANGES})]
     return tuple(found)
