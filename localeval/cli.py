@@ -489,20 +489,26 @@ def _one_stream_to_stdout(outputs: dict[str, str]) -> None:
 @click.argument("base_path", metavar="BASE", type=click.Path(dir_okay=False))
 @click.argument("candidate_path", metavar="CANDIDATE", type=click.Path(dir_okay=False))
 @click.option("-m", "--metric", "metric_names", multiple=True, metavar="NAME", help="Compare this metric (repeatable). Default: every metric both runs scored.")
-@click.option("--max-drop", "max_drop_values", multiple=True, metavar="NAME=VALUE", help="Gate (exit 1): the candidate may cost at most VALUE, in [0, 1], of the metric's mean, read as --max-drop-on says (repeatable). A sample that could not be compared fails it.")
+@click.option("--max-drop", "max_drop_values", multiple=True, metavar="NAME=VALUE", help="Gate (exit 1): the candidate may cost at most VALUE, in [0, 1], of the metric's mean, read as --max-drop-on says (repeatable). "
+    "all=VALUE gates every compared metric, each read its own way (a rise of a lower-is-better one is its drop); NAME=VALUE beside it wins for NAME. A sample that could not be compared fails it.")
 @click.option(
     "--max-drop-on", type=_GateMode(GATE_MODES),
     help="What --max-drop reads on the paired difference (candidate minus base), as --threshold-on: fail-if-confidently-below (default) fails only when the whole 95% interval is below -VALUE "
     "(worse with confidence by more than VALUE); pass-if-confidently-above passes only when the whole interval is at least -VALUE (shown to cost at most VALUE); mean compares the mean difference.",
 )
-@click.option("--allow-setup-change", is_flag=True, help="Read the gates even when the runs differ in what a score means (another judge, grader, calibration, metric options, plugin version): the setup change is what is compared.")
+@click.option(
+    "--allow-setup-change", is_flag=True,
+    help="Read the gates even where the runs differ in what the gated metric's score means (another judge for a metric that asked it, its grader, calibration, "
+    "options or plugin version, the field map): the setup change is what is compared. Without it only those metrics' gates are refused (exit 2).",
+)
 @click.option("--show", type=click.IntRange(0, 1000), default=DEFAULT_SHOW, show_default=True, help="The samples that moved most each way, per metric, with what changed in them.")
 @click.option("--markdown", "markdown_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write the comparison as Markdown (a pull-request comment, a CI job summary; '-' for standard output): the verdict first, under 60,000 characters whatever the run's size.")
 @click.option("--html", "html_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write the comparison as one self-contained HTML page: the differences drawn with their intervals, the gates, every pair in one table ('-' for standard output).")
 @click.option("--json", "json_path", type=click.Path(allow_dash=True, dir_okay=False), help="Write every figure as JSON ('-' for standard output).")
 @click.option("--junit-xml", type=click.Path(allow_dash=True, dir_okay=False), help="Write JUnit XML: one test case per gated metric ('-' for standard output).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read max_drop and max_drop_on from this file (default: localeval.toml next to CANDIDATE, else [tool.localeval] in ./pyproject.toml).")
-@click.option("-q", "--quiet", is_flag=True, help="No table on the terminal; errors are still reported.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read max_drop and max_drop_on from this file (default: localeval.toml next to CANDIDATE, else [tool.localeval] in ./pyproject.toml); "
+    "its gates for metrics that -m leaves out are set aside, with a line saying so.")
+@click.option("-q", "--quiet", is_flag=True, help="No table on the terminal; errors, and each failed gate in one line, are still reported.")
 def compare_command(
     base_path: str, candidate_path: str, metric_names: tuple[str, ...], max_drop_values: tuple[str, ...], max_drop_on: str | None, allow_setup_change: bool,
     show: int, markdown_path: str | None, html_path: str | None, json_path: str | None, junit_xml: str | None, config_path: str | None, quiet: bool,
