@@ -44,3 +44,38 @@ def test_details_of_another_shape_are_passed_over_and_long_lists_are_cut():
     many = {"selected_sentences": [f"S{i}." for i in range(20)]}
     found = texts(({}, many), (None, None))
     assert len(found) == MAX_CHANGES + 1 and found[-1] == f"... and {20 - MAX_CHANGES} more changes"
+
+
+def test_a_recovered_gold_context_at_rank_3_that_lowers_average_precision_says_why():
+    """Average precision counts rank: a third relevant context below an irrelevant one lowers it
+    though nothing relevant was lost. The mover says so, as text and as fields."""
+    base = {"retrieved": [{"best_reference": 0, "similarity": 1.0, "relevant": True}, {"best_reference": None, "similarity": None, "relevant": False}]}
+    candidate = {"retrieved": [*base["retrieved"], {"best_reference": 1, "similarity": 0.9, "relevant": True}]}
+    (change,) = what_changed((base, candidate), (None, None), (1.0, 5 / 6))
+    assert change.kind == "relevant_ranks" and change.fields == {"base_ranks": [1], "candidate_ranks": [1, 3], "rank_lowered_score": True}
+    assert change.text.startswith("relevant contexts at rank 1 in the base, at ranks 1, 3 in the candidate; the score fell though no relevant context was lost: average precision counts rank")
+    lost = {"contexts": [{"useful": 0}, {"useful": 0}]}
+    (fell,) = what_changed(({"contexts": [{"useful": 1}, {"useful": 0}]}, lost), (None, None), (1.0, 0.0))
+    assert fell.fields["rank_lowered_score"] is False and "counts rank" not in fell.text  # a relevant context lost: that is why
+
+
+def test_a_response_that_changed_at_its_end_is_quoted_where_it_differs():
+    start = "The museum was founded in the nineteenth century by a king whose treaty ended the war on the island, " * 3
+    samples = (ScoredSample("q", (), start + "in Paris."), ScoredSample("q", (), start + "in Lyon."))
+    (change,) = what_changed(({}, {}), samples)
+    assert change.kind == "response_changed" and change.fields["first_difference"] == len(start) + 3
+    assert change.fields["base"].endswith("island, in Paris.") and change.fields["candidate"].endswith("island, in Lyon.") and change.fields["base"].startswith("...")
+    assert change.text.startswith(f"response changed from character {len(start) + 4}: '...") and len(change.text) < 200
+
+
+def test_quotes_carry_no_backslashes():
+    """Python's repr escaped a quote inside a text, and every report showed the backslash."""
+    base = {"statements": [verdict("Maria's name is \"Mary\".", 1, reason="it never mentions 'maria' nor \"Maria\"")]}
+    candidate = {"statements": [verdict("Maria's name is \"Mary\".", 0, reason="it never mentions 'maria'")]}
+    (change,) = what_changed((base, candidate), (None, None))
+    assert "\\" not in change.text
+    assert change.text == "statement \u201cMaria's name is \"Mary\".\u201d: attributed in the base (\u201cit never mentions 'maria' nor \"Maria\"\u201d), not attributed in the candidate (\"it never mentions 'maria'\")"
+    assert change.to_json_dict() == {
+        "kind": "verdict_flipped", "list": "statements", "statement": "Maria's name is \"Mary\".", "base": True, "candidate": False,
+        "base_evidence": "it never mentions 'maria' nor \"Maria\"", "candidate_evidence": "it never mentions 'maria'", "text": change.text,
+    }
