@@ -179,3 +179,17 @@ def test_score_sets_aside_a_config_gate_for_a_metric_that_m_leaves_out_and_says_
     lost = tmp_path / "lost.jsonl"
     lost.write_text("".join(json.dumps(row) + "\n" for row in rows(lost=3)), encoding="utf-8")
     assert invoke(["score", str(lost), "-m", ID_RECALL, "--config", str(failing), "-q"]).exit_code == 1
+
+
+def test_which_metrics_asked_the_judge_is_read_from_the_options_each_header_records():
+    """A metric graded by the verifier alone, answer_correctness with a factuality weight of 0 and
+    id_context_recall ask no judge; an unknown metric, or options that cannot be read, count as judged."""
+    from localeval.comparison.setup import judged_metrics
+
+    recorded = {"metrics": {
+        "faithfulness": {"grader": "verifier", "statements": "sentences"}, "context_recall": {"grader": "judge"}, "answer_correctness": {"weights": [0, 1]},
+        "context_entity_recall": {"extractor": "judge"}, "context_precision": {"grader": "no such grader"}, "someone_elses_metric": {},
+    }}
+    names = [*recorded["metrics"], ID_RECALL]
+    assert judged_metrics(recorded, names) == {"context_recall", "context_entity_recall", "context_precision", "someone_elses_metric"}
+    assert judged_metrics({"metrics": "not a table"}, ["faithfulness", ID_RECALL]) == {"faithfulness"}

@@ -72,7 +72,10 @@ class InputFiles:
         """One short line: the same input file, or another (the normal case), by name."""
         if self.same:
             return f"Input: the same file content ({_name(self.base)}) in both runs."
-        return f"Input: {_name(self.base)} in the base, {_name(self.candidate)} in the candidate (another file, as a candidate's own run has)."
+        said = f"Input: {_name(self.base)} in the base, {_name(self.candidate)} in the candidate"
+        if self.base.get("sha256") is None or self.candidate.get("sha256") is None:
+            return f"{said} (a header records no SHA-256: standard input, or another tool's file)."
+        return f"{said} (another file, as a candidate's own run has)."
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"base": self.base, "candidate": self.candidate, "same": self.same}
@@ -141,10 +144,10 @@ def judged_metrics(run: dict[str, Any], metrics: Iterable[str]) -> set[str]:
     for name in metrics:
         cls = REGISTRY.get(name)
         options = recorded.get(name)
+        if cls is not None and not cls.needs_judge:
+            continue
         if cls is None or not isinstance(options, dict):
             found.add(name)
-            continue
-        if not cls.needs_judge:
             continue
         try:  # the recorded options, unvalidated: a rubric's file is not read again, only what decides the grader
             params = cls.Params.model_construct(**{k: v for k, v in options.items() if k in cls.Params.model_fields})
