@@ -251,3 +251,113 @@ def test_a_failed_max_mean_gate_is_a_junit_failure_and_a_met_one_a_passed_case(t
         failure = gate[0].find("failure") if len(gate) == 1 else None
         assert len(gate) == 1 and (failure is not None) == bool(failures)
         assert failure is None or "max-mean 0.200 not met, read on the mean 0.333" in (failure.get("message") or "")
+
+
+# -- compare ---------------------------------------------------------------------------------
+
+ID_RECALL = "id_context_recall"
+
+# A plugin metric whose good scores are the low ones: the share of retrieved ids that are not gold.
+LOWER_PLUGIN = '''
+from localeval.metrics.base import Metric, Score
+from pydantic import BaseModel, ConfigDict
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WrongIds(Metric[Params]):
+    name = "wrong_ids"
+    description = "The share of retrieved ids that are not gold: lower is better."
+    required_fields = ("retrieved_context_ids", "reference_context_ids")
+    higher_is_better = False
+    Params = Params
+
+    def score_batch(self, samples, judge):
+        return [Score(value=sum(i not in s.reference_context_ids for i in s.retrieved_context_ids) / len(s.retrieved_context_ids), details={}) for s in samples]
+'''
+
+
+def test_compare_reads_a_lower_is_better_plugin_metric_its_own_way(tmp_path: Path) -> None:
+    """0 -> 0.5 on 12 of 12 samples is worse, listed under worsened most, and fails --max-drop;
+    `report --compare-to` says the same. It was "better", "improved most", and passed."""
+    from conftest import install_plugin, run_with_plugins
+
+    site = tmp_path / "site"
+    install_plugin(site, "wrong_ids_metric", LOWER_PLUGIN, "wrong_ids = wrong_ids_metric:WrongIds")
+    runs = []
+    for name, retrieved in (("base", lambda i: [f"g{i}"]), ("candidate", lambda i: [f"g{i}", "noise"])):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("".join(json.dumps({"id": f"q{i}", "retrieved_context_ids": retrieved(i), "reference_context_ids": [f"g{i}"]}) + "\n" for i in range(12)), encoding="utf-8")
+        out = tmp_path / f"{name}.results.jsonl"
+        done = run_with_plugins(site, "score", str(data), "-m", "wrong_ids", "-o", str(out), "-q", "--no-timing", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        runs.append(str(out))
+    compared = run_with_plugins(site, "compare", *runs, "--max-drop", "wrong_ids=0.05", "--json", str(tmp_path / "c.json"), cwd=tmp_path)
+    assert compared.returncode == 1, compared.stdout + compared.stderr
+    figures = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))["metrics"]["wrong_ids"]
+    assert figures["lower_is_better"] is True and figures["verdict"] == "worse" and len(figures["worsened"]) == 5 and figures["improved"] == []
+    page = run_with_plugins(site, "report", runs[1], "--compare-to", runs[0], "-o", str(tmp_path / "page.html"), cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    assert "worse: +0.500" in (tmp_path / "page.html").read_text(encoding="utf-8")
+
+
+def _retrieval_rows(count: int, lost: set[int]) -> list[dict[str, Any]]:
+    """Retrieval-only samples with no question and no id: two gold contexts each, one or both retrieved."""
+    return [{"retrieved_context_ids": [f"g{i}a"] + ([] if i in lost else [f"g{i}b"]), "reference_context_ids": [f"g{i}a", f"g{i}b"]} for i in range(count)]
+
+
+def _score_rows(tmp_path: Path, name: str, rows: list[dict[str, Any]], *args: str) -> Path:
+    data = tmp_path / f"{name}.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = tmp_path / f"{name}.results.jsonl"
+    result = invoke(["score", str(data), "-m", ID_RECALL, "-o", str(out), "-q", "--no-timing", *args])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_samples_without_ids_in_another_order_are_not_paired_by_line_behind_a_check_that_did_not_happen(tmp_path: Path) -> None:
+    from localeval import compare
+
+    base = _score_rows(tmp_path, "base", _retrieval_rows(40, set()))
+    candidate = _score_rows(tmp_path, "candidate", list(reversed(_retrieval_rows(40, set(range(0, 40, 5))))))  # lost 8 of 40, written in reverse
+    found = compare(base, candidate)
+    assert found.paired_by == "line" and found.questions.startswith("question text not checked: no pair has a question")
+    assert "0 of 40 pairs confirmed" in found.questions and "40 lines hold another sample in each file" in found.questions
+    assert len(found.unpaired) == 40 and found.metrics[ID_RECALL].difference.count == 0
+    gated = invoke(["compare", str(base), str(candidate), "--max-drop", f"{ID_RECALL}=0.02"])
+    assert gated.exit_code != 0, gated.output  # it passed
+    same_order = _score_rows(tmp_path, "same_order", _retrieval_rows(40, set(range(0, 40, 5))))
+    confirmed = compare(base, same_order, max_drop={ID_RECALL: 0.02}, max_drop_on="pass-if-confidently-above")
+    assert "40 of 40 pairs confirmed" in confirmed.questions and confirmed.metrics[ID_RECALL].difference.count == 40
+    assert confirmed.metrics[ID_RECALL].verdict.value == "worse" and confirmed.metrics[ID_RECALL].difference.mean == -0.1
+    assert confirmed.gate_refusal is None and not confirmed.gates_hold  # paired rightly, it is worse and the gate fails
+
+
+def test_a_gate_over_a_pairing_by_line_that_nothing_confirms_is_refused(tmp_path: Path) -> None:
+    base = _score_rows(tmp_path, "base", _retrieval_rows(12, set()))
+    candidate = _score_rows(tmp_path, "candidate", _retrieval_rows(12, {3}))
+    for path in (tmp_path / "base.jsonl", tmp_path / "candidate.jsonl"):
+        path.unlink()  # the inputs are gone: nothing can confirm that line n is one sample in both
+    refused = invoke(["compare", str(base), str(candidate), "--max-drop", f"{ID_RECALL}=0.02"])
+    assert refused.exit_code == 2 and "nothing confirms that a line holds the same sample in both files on 12 of 12 pairs" in refused.output
+    assert invoke(["compare", str(base), str(candidate)]).exit_code == 0  # without a gate, the comparison is shown, saying so
+
+
+def test_two_columns_of_one_input_are_two_setups_not_one_pipeline(tmp_path: Path) -> None:
+    from localeval import compare
+
+    rows = [{"id": f"q{i}", "ret_a": ["g"] if i else ["x"], "ret_b": ["x"] if i else ["g"], "reference_context_ids": ["g"]} for i in range(2)]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    results = []
+    for column in ("ret_a", "ret_b"):
+        out = tmp_path / f"{column}.results.jsonl"
+        done = invoke(["score", str(data), "-m", ID_RECALL, "--map", f"{column}=retrieved_context_ids", "-o", str(out), "-q", "--no-timing"])
+        assert done.exit_code == 0, done.output
+        results.append(out)
+    found = compare(*results, max_drop={ID_RECALL: 0.0}, max_drop_on="pass-if-confidently-above", allow_setup_change=True)
+    metric = found.metrics[ID_RECALL]
+    assert not found.one_pipeline and metric.difference.ci95 != (0.0, 0.0) and not found.gates_hold
+    assert any(d.key.startswith("map") and d.changes_scores for d in found.setup)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from localeval.comparison.inputs import RecordedInput, ScoredSample, read_recorded_input, recorded_input_path
+from localeval.comparison.inputs import GOLD_FIELDS, RecordedInput, ScoredSample, read_recorded_input, recorded_input_path
 from localeval.comparison.movers import Mover, quote, what_changed
 from localeval.comparison.runs import ComparedRun, no_cycle_collection, read_run
 from localeval.comparison.setup import InputFiles, SetupDifference, input_files, setup_differences
@@ -205,21 +205,60 @@ def _by_line(runs: tuple[ComparedRun, ComparedRun], inputs: tuple[RecordedInput,
     return all(row.id is None or (type(row.id) is int and row.id == row.line) for run in runs for row in run.rows)
 
 
-def _check_questions(pairs: list[tuple[ResultRow, ResultRow]], inputs: tuple[RecordedInput, RecordedInput], unpaired: list[Unpaired]) -> tuple[list[tuple[ResultRow, ResultRow]], str]:
+def _check_questions(
+    pairs: list[tuple[ResultRow, ResultRow]], inputs: tuple[RecordedInput, RecordedInput], unpaired: list[Unpaired], by_line: bool
+) -> tuple[list[tuple[ResultRow, ResultRow]], str, int]:
     """The pairs whose question text is the same in both inputs (a pair whose texts differ is
-    listed, not paired), and a sentence saying what was checked."""
+    listed, not paired), a sentence saying what was checked ("not checked" where no pair has a
+    question on both sides), and, `by_line`, how many pairs nothing confirms. A pairing by line
+    is confirmed by the sample's own fields (GOLD_FIELDS: the question, the reference, the
+    reference contexts or ids), never by the line number alone: a file written in another order
+    pairs each line with another sample, and a line whose fields differ is listed, not paired."""
     base, candidate = inputs[0].samples, inputs[1].samples
     if base is None or candidate is None:
         notes = "; ".join(note for note in (inputs[0].note, inputs[1].note) if note)
-        return pairs, f"question text not checked: {notes}"
-    kept = []
+        return pairs, f"question text not checked: {notes}", len(pairs) if by_line else 0
+    kept, asked, unconfirmed, other = [], 0, 0, 0
     for pair in pairs:
         one, two = base.get(pair[0].line), candidate.get(pair[1].line)
-        if one is not None and two is not None and one.question != two.question:
+        if one is None or two is None:
+            kept.append(pair)
+            unconfirmed += by_line
+            continue
+        asked += one.question is not None and two.question is not None
+        shared = [index for index, (a, b) in enumerate(zip(one.gold, two.gold, strict=True)) if a is not None and b is not None]
+        differ = [GOLD_FIELDS[index] for index in shared if one.gold[index] != two.gold[index]]
+        if one.question != two.question and one.question is not None and two.question is not None:
             unpaired.append(Unpaired(pair[0].id, pair[0].line, "both", f"another question: {quote(one.question, 120)} in the base, {quote(two.question, 120)} in the candidate (line {pair[1].line})"))
+        elif by_line and differ:
+            other += 1
+            unpaired.append(Unpaired(pair[0].id, pair[0].line, "both", f"another sample on this line in each file: its {', '.join(differ)} differ (the samples have no ids, so they pair by line)"))
         else:
             kept.append(pair)
-    return kept, f"question text checked on {len(pairs)} pairs: {len(pairs) - len(kept)} differ"
+            unconfirmed += by_line and not shared
+    differ_questions = len(pairs) - len(kept) - other
+    said = f"question text checked on {asked} pairs: {differ_questions} differ" if asked else "question text not checked: no pair has a question (user_input) on both sides"
+    if by_line:
+        said += (
+            f"; paired by line: {len(kept) - unconfirmed} of {len(pairs)} pairs confirmed by their question, reference or reference contexts"
+            + (f", {other} lines hold another sample in each file" if other else "") + (f", {unconfirmed} confirmed by nothing" if unconfirmed else "")
+        )
+    return kept, said, unconfirmed
+
+
+def _unconfirmed_refusal(unconfirmed: int, count: int) -> str:
+    return (
+        f"--max-drop refused: the samples have no ids, so they pair by line, and nothing confirms that a line holds the same sample in both files "
+        f"on {unconfirmed} of {count} pairs (no question, reference or reference contexts read on both sides); give the samples ids, or keep their gold fields"
+    )
+
+
+def _number(row: ResultRow, name: str) -> float:
+    """The score of `name` in a row whose outcome is PASS: a number (the outcome says so, the type of `scores` cannot)."""
+    value = row.scores[name]
+    if value is None:
+        raise ValueError(f"{name}: no score in line {row.line}, read as a number")
+    return value
 
 
 def _why_not(row: ResultRow, metric: str) -> str:
@@ -242,8 +281,8 @@ def _compare_metric(
     for base, candidate in pairs:
         outcomes = (base.outcome(name, None), candidate.outcome(name, None))
         if outcomes == (Outcome.PASS, Outcome.PASS):
-            base_scores.append(base.scores[name])  # type: ignore[arg-type]  # PASS: a number
-            candidate_scores.append(candidate.scores[name])  # type: ignore[arg-type]
+            base_scores.append(_number(base, name))
+            candidate_scores.append(_number(candidate, name))
             scored.append((base, candidate))
         elif outcomes == (Outcome.NAN, Outcome.NAN):
             both_undefined += 1
@@ -359,13 +398,17 @@ def _compare(
     unpaired += [Unpaired(row.id, row.line, "base", _only_in("base", key, keyed[1])) for key, row in keyed[0].items() if key not in keyed[1]]
     unpaired += [Unpaired(row.id, row.line, "candidate", _only_in("candidate", key, keyed[0])) for key, row in keyed[1].items() if key not in keyed[0]]
     inputs = (read_recorded_input(runs[0].run, runs[0].path), read_recorded_input(runs[1].run, runs[1].path))
-    pairs, questions = _check_questions(pairs, inputs, unpaired)
+    by_line = _by_line(runs, inputs)
+    count = len(pairs)
+    pairs, questions, unconfirmed = _check_questions(pairs, inputs, unpaired, by_line)
     refused, refusal = _gate_refusal(setup, gates, allow_setup_change)
+    if gates and unconfirmed:  # a gate over samples paired by their line number alone would gate on chance pairs
+        refused, refusal = set(gates), (f"{refusal}; " if refusal else "") + _unconfirmed_refusal(unconfirmed, count)
     from localeval.metrics import lower_is_better  # the metric modules, once a comparison is made (not for `compare --help`)
 
     compared = {}
     for name in shared:
-        lower = lower_is_better(name)
+        lower = lower_is_better(name, load=True)  # the metric's own direction, a plugin's too
         unchanged = inputs_recorded.same and not any(name in d.affects for d in setup)  # the same input, nothing this metric depends on changed
         difference, not_compared, both_undefined, improved, worsened, every = _compare_metric(name, pairs, inputs, show, unchanged, lower)
         gate = None
@@ -376,7 +419,7 @@ def _compare(
             gate = drop_gate(on, float(gates[name]), paired=difference.count, mean=mean, interval=interval, uncompared=len(unpaired) + len(not_compared))
         compared[name] = MetricComparison(name, difference, tuple(not_compared), both_undefined, gate, improved, worsened, unchanged, lower, every)
     return Comparison(
-        runs[0].path, runs[1].path, "line" if _by_line(runs, inputs) else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
+        runs[0].path, runs[1].path, "line" if by_line else "id", setup, one_pipeline, compared, tuple(unpaired), questions, not_shared,
         {name: float(value) for name, value in gates.items()}, refusal,
         {f"the input {role} records": path for role, path in zip(("BASE", "CANDIDATE"), (recorded_input_path(run.run) for run in runs), strict=True) if path},
         inputs_recorded,

@@ -16,14 +16,20 @@ from typing import Any
 from localeval.data.files import file_sha256
 from localeval.data.jsonl import STDIN, read_records
 
+# The fields that say which question a sample is (what a pipeline is given, not what it made):
+# two lines with the same ones are the same sample, whatever the pipelines retrieved or answered.
+GOLD_FIELDS = ("user_input", "reference", "reference_contexts", "reference_context_ids")
+
 
 @dataclass(frozen=True)
 class ScoredSample:
-    """What a comparison reads of one input line: its question, retrieved contexts and response."""
+    """What a comparison reads of one input line: its question, retrieved contexts and response,
+    and its GOLD_FIELDS (None where the sample has none), which confirm a pairing by line."""
 
     question: str | None
     contexts: tuple[str, ...]
     response: str | None = None
+    gold: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ def read_recorded_input(run: dict[str, Any], results_path: str) -> RecordedInput
     with_ids = False
     for record in read_records(path, field_map=field_map):
         if record.sample is not None:
-            samples[record.line] = ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()), record.sample.response)
+            gold = tuple(value if not isinstance(value := getattr(record.sample, name), list) else tuple(value) for name in GOLD_FIELDS)
+            samples[record.line] = ScoredSample(record.sample.user_input, tuple(record.sample.retrieved_contexts or ()), record.sample.response, gold)
             with_ids = with_ids or record.sample.id is not None
     return RecordedInput(samples, None, with_ids)

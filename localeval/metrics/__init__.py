@@ -176,12 +176,13 @@ def metric_class(name: str) -> type[Metric[Any]] | None:
     return REGISTRY.get(name)
 
 
-def lower_is_better(name: str) -> bool:
+def lower_is_better(name: str, *, load: bool = False) -> bool:
     """Whether the metric registered under `name` scores its good samples low (noise_sensitivity):
     what `localeval compare` orients its verdict, movers and gate by. Read from the registry as it
-    stands (the built-ins, and metrics code registered), importing no installed package: a name
-    it does not hold is read as higher-is-better, as every metric was before."""
-    cls = REGISTRY.get(name)
+    stands (the built-ins, and metrics code registered), importing no installed package unless
+    `load` (compare: a plugin's metric is read its own way, as `score` reads it); a name no
+    metric has is read as higher-is-better, as every metric was before."""
+    cls = metric_class(name) if load else REGISTRY.get(name)
     return cls is not None and not cls.higher_is_better
 
 

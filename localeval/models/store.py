@@ -31,10 +31,8 @@ from typing import Any, BinaryIO
 from localeval.data.files import MACHINE_ERRNOS, file_sha256
 from localeval.errors import LocalevalError, MachineError, ModelError
 
-try:
+if sys.platform != "win32":  # Windows has no fcntl: pulls there are not locked (a check the type checker reads)
     import fcntl
-except ImportError:  # pragma: no cover - Windows has no fcntl; pulls there are not locked
-    fcntl = None  # type: ignore[assignment]
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -315,11 +313,11 @@ def _store_locked(store: Path, report: Callable[[str], None]) -> Iterator[None]:
     """The store held by this pull alone (an exclusive lock on its folder), so two pulls never
     assemble the same model at once; a second pull waits, saying so, and then finds the model in place."""
     try:
-        descriptor = os.open(store, os.O_RDONLY) if fcntl is not None else None  # Windows: no lock; each pull still writes its own partial file
+        descriptor = os.open(store, os.O_RDONLY) if sys.platform != "win32" else None  # Windows: no lock; each pull still writes its own partial file
     except OSError as exc:  # a store folder that cannot be read
         raise _cannot_write(store, exc) from None
     try:
-        if descriptor is not None:
+        if descriptor is not None and sys.platform != "win32":
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
