@@ -49,9 +49,7 @@ echo "localeval-ci: scoring the candidate $candidate_input" >&2
 "${localeval[@]}" score "$candidate_input" --config "$config" -o "$reports/candidate.results.jsonl" -q || exit $?
 
 "${localeval[@]}" compare "$reports/base.results.jsonl" "$reports/candidate.results.jsonl" --config "$config" -q \
-  --markdown "$reports/compare.md" --json "$reports/compare.json" --junit-xml "$reports/compare.junit.xml"
+  --markdown "$reports/compare.md" --json "$reports/compare.json" --junit-xml "$reports/compare.junit.xml" --html "$reports/compare.html"
 status=$?
-"${localeval[@]}" report "$reports/candidate.results.jsonl" --compare-to "$reports/base.results.jsonl" -o "$reports/compare.html" \
-  || echo "localeval-ci: the HTML page could not be written" >&2
 echo "localeval-ci: compare exit code $status; reports in $reports" >&2
 exit "$status"
