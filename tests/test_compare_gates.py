@@ -8,6 +8,7 @@ ScriptedJudge (what the judge answers is not under test here, what its header sa
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +194,27 @@ def test_which_metrics_asked_the_judge_is_read_from_the_options_each_header_reco
     names = [*recorded["metrics"], ID_RECALL]
     assert judged_metrics(recorded, names) == {"context_recall", "context_entity_recall", "context_precision", "someone_elses_metric"}
     assert judged_metrics({"metrics": "not a table"}, ["faithfulness", ID_RECALL]) == {"faithfulness"}
+
+
+class ManyKeyJudge(ScriptedJudge):
+    """A judge whose description differs from ScriptedJudge's in a dozen keys (a new judge, its settings and calibration)."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "scripted", "model": "another", **{f"setting_{n}": n for n in range(11)}}
+
+
+def test_a_refusal_across_many_differences_stays_one_short_line_and_junit_errors_only_the_refused_gate(tmp_path):
+    """Issue 76 item 5: the refusal was printed twice and ran to 1.5 KB."""
+    metrics = [ID_RECALL, "faithfulness"]
+    base = run(tmp_path, "base", metrics, rows(), ScriptedJudge(supported))
+    candidate = run(tmp_path, "candidate", metrics, rows(), ManyKeyJudge(supported))
+    junit = tmp_path / "c.xml"
+    result = invoke(["compare", str(base), str(candidate), "--max-drop", "all=0.05", "--junit-xml", str(junit)])
+    assert result.exit_code == 2
+    (line,) = [line for line in result.output.splitlines() if "--allow-setup-change" in line]
+    assert line.startswith("localeval: error: --max-drop faithfulness refused: the runs differ in judge.model, judge.setting_0, ") and " and 8 more, " in line
+    assert len(line) < 300, line
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "0", "1")
+    (error,) = suite.iter("error")
+    assert "faithfulness" in (error.get("message") or "")
