@@ -36,7 +36,7 @@ def test_binary_relevance_by_hand():
     assert got["hit_rate_at_k"][0] == 1.0
     assert got["r_precision"][0] == pytest.approx(2 / 3)  # a and c among the first 3
     details = got["ndcg_at_k"][1]
-    assert details["ranked"] == [{"id": "a", "rank": 1, "grade": 1.0}, {"id": "c", "rank": 3, "grade": 1.0}]
+    assert details["ranks"] == {"a": 1, "c": 3}
     assert details["missing"] == ["b"] and details["ideal_dcg"] == pytest.approx(ideal)
 
 
@@ -50,7 +50,7 @@ def test_graded_gain_and_an_ideal_ranking_of_every_relevant_id():
     # grades 3 (never retrieved), 1 at rank 1, 0 (not relevant) at rank 2
     got = scores({"retrieved_context_ids": [7, 8], "reference_context_ids": ["9", "7", 8], "reference_context_grades": [3, 1, 0]})
     assert got["ndcg_at_k"][0] == pytest.approx(1 / (3 + 1 / math.log2(3)))
-    assert got["ndcg_at_k"][1]["relevant"] == 2 and got["ndcg_at_k"][1]["missing"] == ["9"]
+    assert got["ndcg_at_k"][1]["ranks"] == {"7": 1} and got["ndcg_at_k"][1]["missing"] == ["9"]
     assert got["precision_at_k"][0] == 0.1  # the id graded 0 is not relevant
 
 

@@ -33,7 +33,7 @@ def test_a_trec_run_and_qrels_with_the_files_in_the_header(tmp_path: Path):
     assert header["read_from"]["qrels"]["sha256"] == hashlib.sha256(qrels.read_bytes()).hexdigest()
     rows = {row["id"]: row for row in result_rows(out)}
     # q1: the tie d1/d2 at 1.0 ordered by docid descending (d2 before d1), so d1 is at rank 3
-    assert rows["q1"]["details"]["reciprocal_rank"]["ranked"] == [{"id": "d1", "rank": 3, "grade": 2.0}]
+    assert rows["q1"]["details"]["reciprocal_rank"]["ranks"] == {"d1": 3}
     assert rows["q1"]["scores"]["reciprocal_rank"] == pytest.approx(1 / 3)
     assert rows["q2"]["scores"]["ndcg_at_k"] is None  # no judgements: undefined
     assert rows["q2"]["details"]["ndcg_at_k"]["reason"].startswith("no relevant id")
@@ -147,8 +147,8 @@ def test_compare_names_the_relevant_ids_that_moved(tmp_path: Path):
 def test_rank_movers_read_only_the_shape_they_know():
     from localeval.comparison.rank_movers import relevant_id_moves
 
-    good = {"ranked": [{"id": "a", "rank": 2, "grade": 1.0}], "missing": []}
-    assert relevant_id_moves({"ranked": [{"id": "a", "rank": True}], "missing": []}, good) == []
-    assert relevant_id_moves({"ranked": "a", "missing": []}, good) == []
-    lost = relevant_id_moves(good, {"ranked": [], "missing": ["a"]})
+    good = {"ranks": {"a": 2}, "missing": []}
+    assert relevant_id_moves({"ranks": {"a": True}, "missing": []}, good) == []
+    assert relevant_id_moves({"ranks": ["a"], "missing": []}, good) == []
+    lost = relevant_id_moves(good, {"ranks": {}, "missing": ["a"]})
     assert lost == [("relevant_id_lost", "relevant id 'a' not retrieved in the candidate, at rank 2 in the base", {"relevant_id": "a", "base_rank": 2, "candidate_rank": None})]

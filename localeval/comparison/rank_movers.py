@@ -3,8 +3,8 @@ record it: the relevant ids that rose, fell, entered or left, each with its rank
 
 A retriever or reranker change moves ranks, and nDCG@10 falling by 0.2 says little until it names
 the gold id that dropped from rank 1 to rank 7. The details are untrusted (a results file from
-anywhere): a run's `ranked` list is read only when every item has a string id and an integer
-rank, and anything else is passed over. Changes are returned as (kind, text, fields), which
+anywhere): a run's `ranks` are read only when every rank is an integer, and anything else is
+passed over. Changes are returned as (kind, text, fields), which
 localeval.comparison.movers wraps as its Change.
 """
 
@@ -17,15 +17,12 @@ MAX_ID = 80  # characters of an id quoted
 
 def _ranked(details: dict[str, Any] | None) -> dict[str, int] | None:
     """The relevant ids found and their ranks, from a rank metric's details; None for another shape."""
-    items = details.get("ranked") if isinstance(details, dict) else None
-    if not isinstance(items, list) or not isinstance(details, dict) or not isinstance(details.get("missing"), list):
+    ranks = details.get("ranks") if isinstance(details, dict) else None
+    if not isinstance(ranks, dict) or not isinstance(details, dict) or not isinstance(details.get("missing"), list):
         return None
-    found: dict[str, int] = {}
-    for item in items:
-        if not (isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("rank"), int) and not isinstance(item.get("rank"), bool)):
-            return None
-        found.setdefault(item["id"], item["rank"])
-    return found
+    if not all(isinstance(rank, int) and not isinstance(rank, bool) for rank in ranks.values()):
+        return None
+    return {str(doc): rank for doc, rank in ranks.items()}
 
 
 def relevant_id_moves(base: dict[str, Any] | None, candidate: dict[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:

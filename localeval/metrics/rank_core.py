@@ -34,21 +34,18 @@ NO_RELEVANT = "no relevant id: reference_context_ids is empty or every grade is 
 class Judged:
     """One ranking against its judgements: `hits` are (rank, id) of the relevant ids retrieved,
     in rank order (ranks 1-based, after dropping repeats); `grades` every relevant id's grade;
-    `retrieved` how many distinct ids were ranked; `duplicates` the ids ranked more than once."""
+    `missing` the relevant ids never retrieved (the reference's order); `retrieved` how many
+    distinct ids were ranked; `duplicates` the ids ranked more than once."""
 
     hits: tuple[tuple[int, str], ...]
     grades: dict[str, float]
+    missing: tuple[str, ...]
     retrieved: int
     duplicates: tuple[str, ...]
 
     @property
     def relevant(self) -> int:
         return len(self.grades)
-
-    def missing(self) -> list[str]:
-        """Relevant ids never retrieved, in the reference's order."""
-        found = {doc for _, doc in self.hits}
-        return [doc for doc in self.grades if doc not in found]
 
     def within(self, k: int | None) -> int:
         """How many relevant ids were retrieved at rank k or better (all of them for None)."""
@@ -68,28 +65,34 @@ def relevance(reference: Sequence[ContextId], grades: Sequence[float] | None) ->
     if grades is None:
         return dict.fromkeys(map(str, reference), 1.0)
     found: dict[str, float] = {}
-    for doc, grade in zip(reference, grades):
-        found.setdefault(str(doc), float(grade))
+    for doc, grade in zip(map(str, reference), grades):
+        found.setdefault(doc, float(grade))
     return {doc: grade for doc, grade in found.items() if grade > 0}
 
 
-def judge_ranking(retrieved: Sequence[ContextId], reference: Sequence[ContextId], grades: Sequence[float] | None = None) -> Judged:
-    """Read a ranking (best first) against its relevant ids: the one pass every rank figure shares."""
-    relevant = relevance(reference, grades)
+def _repeated(ids: Sequence[str]) -> tuple[str, ...]:
+    """The ids listed more than once, in the order of their second listing."""
     seen: set[str] = set()
-    duplicates: dict[str, None] = {}
-    hits = []
-    rank = 0
-    for item in retrieved:
-        doc = item if isinstance(item, str) else str(item)
+    repeated: dict[str, None] = {}
+    for doc in ids:
         if doc in seen:
-            duplicates[doc] = None
-            continue
+            repeated[doc] = None
         seen.add(doc)
-        rank += 1
-        if doc in relevant:
-            hits.append((rank, doc))
-    return Judged(tuple(hits), relevant, rank, tuple(duplicates))
+    return tuple(repeated)
+
+
+def judge_ranking(retrieved: Sequence[ContextId], reference: Sequence[ContextId], grades: Sequence[float] | None = None) -> Judged:
+    """Read a ranking (best first) against its relevant ids: the one pass every rank figure shares.
+    The ranking is looked up from the relevant ids' side (a handful) through a position table
+    built in C (dict.fromkeys, zip), not walked id by id in Python."""
+    relevant = relevance(reference, grades)
+    as_strings = list(map(str, retrieved))
+    ranking = dict.fromkeys(as_strings)
+    duplicates = _repeated(as_strings) if len(ranking) != len(as_strings) else ()
+    position = dict(zip(ranking, range(1, len(ranking) + 1)))
+    hits = sorted((position[doc], doc) for doc in relevant if doc in position)
+    missing = tuple(doc for doc in relevant if doc not in position)
+    return Judged(tuple(hits), relevant, missing, len(ranking), duplicates)
 
 
 def _discount(rank: int) -> float:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localeval.data.samples import Sample
 from localeval.judge import Judge
 from localeval.metrics import rank_core
-from localeval.metrics.base import Metric, NoParams, Score
+from localeval.metrics.base import Metric, NoParams, Score, shorten
 from localeval.metrics.id_recall import listed_ids
 from localeval.metrics.rank_core import Judged, judge_ranking
 
@@ -43,23 +43,16 @@ class OptionalCutoff(BaseModel):
     k: int | None = Field(None, ge=1, strict=False, description="read only the first k ranks (trec_eval's recip_rank / map: none; map_cut_k: k)")
 
 
-class RankedId(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    rank: int
-    grade: float
-
-
 class RankDetails(BaseModel):
-    """What every rank metric records: the relevant ids found with their ranks (the whole ranking,
-    not only the first k), those never retrieved, the cut-off read, and why a score is undefined."""
+    """What every rank metric records: `ranks`, each relevant id found with its rank (the whole
+    ranking, not only the first k, best first), `missing`, the relevant ids never retrieved, how
+    many distinct ids were `retrieved`, the cut-off `k` read, the ids ranked more than once (when
+    any), nDCG's DCG and ideal DCG, and why a score is undefined."""
 
     model_config = ConfigDict(extra="forbid")
 
     k: int | None
-    relevant: int
-    ranked: list[RankedId]
+    ranks: dict[str, int]
     missing: list[str]
     retrieved: int
     duplicates: list[str] = []
@@ -68,16 +61,42 @@ class RankDetails(BaseModel):
     reason: str | None = None
 
 
-def _details(judged: Judged, k: int | None, **extra: Any) -> dict[str, Any]:
-    details: dict[str, Any] = {
-        "k": k,
-        "relevant": judged.relevant,
-        "ranked": [{"id": doc, "rank": rank, "grade": judged.grades[doc]} for rank, doc in judged.hits],
-        "missing": judged.missing(),
-        "retrieved": judged.retrieved,
-        "duplicates": list(judged.duplicates),
-        **extra,
-    }
+class _Read:
+    """A sample's ranking read once for all seven metrics: the Judged figures and the evidence
+    every metric's details share (built once, not once per metric)."""
+
+    __slots__ = ("sample", "judged", "ranks", "missing")
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample  # held, so that its id() is not reused while it is cached
+        judged = judge_ranking(sample.retrieved_context_ids or (), sample.reference_context_ids or (), sample.reference_context_grades)
+        self.judged = judged
+        self.ranks = {doc: rank for rank, doc in judged.hits}
+        self.missing = list(judged.missing)
+
+
+READ_KEPT = 4096  # samples whose reading is kept: more than a batch, so the seven metrics of a run read each sample once
+_READ: dict[int, _Read] = {}
+
+
+def read_sample(sample: Sample) -> _Read:
+    """The sample's ranking as read, from the cache when another rank metric read it already (a
+    Sample cannot change: frozen, its lists FrozenLists, so its identity is its content)."""
+    found = _READ.get(id(sample))
+    if found is not None and found.sample is sample:
+        return found
+    found = _Read(sample)
+    if len(_READ) >= READ_KEPT:
+        del _READ[next(iter(_READ))]
+    _READ[id(sample)] = found
+    return found
+
+
+def _details(read: _Read, k: int | None, **extra: Any) -> dict[str, Any]:
+    judged = read.judged
+    details: dict[str, Any] = {"k": k, "ranks": read.ranks, "missing": read.missing, "retrieved": judged.retrieved, **extra}
+    if judged.duplicates:
+        details["duplicates"] = list(judged.duplicates)
     if not judged.relevant:
         details["reason"] = rank_core.NO_RELEVANT
     return details
@@ -87,12 +106,12 @@ def _explain(details: RankDetails) -> str:
     if details.reason:
         return details.reason
     parts = []
-    if details.ranked:
-        ranks = ", ".join(f"{shown.id} at {shown.rank}" for shown in details.ranked[:MAX_RANKS])
-        more = f" and {len(details.ranked) - MAX_RANKS} more" if len(details.ranked) > MAX_RANKS else ""
-        parts.append(f"relevant ids found: {ranks}{more}")
+    if details.ranks:
+        ranks = ", ".join(f"{shorten(doc, 40)} at {rank}" for doc, rank in list(details.ranks.items())[:MAX_RANKS])
+        more = f" and {len(details.ranks) - MAX_RANKS} more" if len(details.ranks) > MAX_RANKS else ""
+        parts.append(f"relevant ids found at ranks: {ranks}{more}")
     if details.missing:
-        parts.append(f"{len(details.missing)} of {details.relevant} relevant ids never retrieved: {listed_ids(details.missing)}")
+        parts.append(f"{len(details.missing)} of {len(details.ranks) + len(details.missing)} relevant ids never retrieved: {listed_ids(details.missing)}")
     if details.ideal_dcg is not None and details.dcg is not None:
         parts.append(f"DCG@{details.k} {details.dcg:.3f} of an ideal {details.ideal_dcg:.3f}")
     if details.duplicates:
@@ -110,12 +129,12 @@ class RankMetric(Metric[Any]):
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         k = getattr(self.params, "k", None)
-        return [self._score(judge_ranking(s.retrieved_context_ids or (), s.reference_context_ids or (), s.reference_context_grades), k) for s in samples]
+        return [self._score(read_sample(s), k) for s in samples]
 
-    def _score(self, judged: Judged, k: int | None) -> Score:
-        if not judged.relevant:
-            return Score(value=math.nan, details=_details(judged, k))
-        return Score(value=self.value(judged, k), details=_details(judged, k))
+    def _score(self, read: _Read, k: int | None) -> Score:
+        if not read.judged.relevant:
+            return Score(value=math.nan, details=_details(read, k))
+        return Score(value=self.value(read.judged, k), details=_details(read, k))
 
     def value(self, judged: Judged, k: int | None) -> float:
         """The figure of a ranking with at least one relevant id."""
@@ -131,11 +150,12 @@ class NdcgAtK(RankMetric):
     description = "nDCG@k of the retrieved ids' ranking: gain = grade (1 without reference_context_grades), discount log2(rank + 1), over the ideal ranking of every relevant id (trec_eval's ndcg_cut_k)."
     Params = AtK
 
-    def _score(self, judged: Judged, k: int | None) -> Score:
+    def _score(self, read: _Read, k: int | None) -> Score:
+        judged = read.judged
         if not judged.relevant:
-            return Score(value=math.nan, details=_details(judged, k))
+            return Score(value=math.nan, details=_details(read, k))
         found, ideal = rank_core.dcg(judged, self.params.k), rank_core.ideal_dcg(judged, self.params.k)
-        return Score(value=found / ideal, details=_details(judged, k, dcg=found, ideal_dcg=ideal))
+        return Score(value=found / ideal, details=_details(read, k, dcg=found, ideal_dcg=ideal))
 
 
 class ReciprocalRank(RankMetric):
