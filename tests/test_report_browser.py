@@ -119,6 +119,8 @@ def comparison_page(tmp_path) -> Path:
 def test_the_comparison_page_draws_the_plot_the_gate_and_every_pair(tmp_path, comparison_page):
     html = comparison_page.read_text(encoding="utf-8")
     assert not re.search(r"https?://", html)  # nothing on it is fetched, or names a place to fetch from
+    style = html.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert re.findall(r"([\w.]+)\{[^}]*overflow-wrap:anywhere", style) == ["td.text"] and "td.num{white-space:nowrap}" in style  # no number broken mid-number
     loaded = chromium(tmp_path, "--dump-dom", comparison_page.as_uri())
     assert console_errors(loaded.stderr) == []
     dom = loaded.stdout
