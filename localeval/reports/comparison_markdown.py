@@ -52,6 +52,7 @@ DETAIL_STEPS = (
     Detail(4, 240, None),
     Detail(2, 160, None),
     Detail(1, 120, None),
+    Detail(1, 120, 50),
     Detail(1, 120, 20),
     Detail(1, 120, 10),
     Detail(1, 120, 5),
