@@ -361,3 +361,50 @@ def test_two_columns_of_one_input_are_two_setups_not_one_pipeline(tmp_path: Path
     metric = found.metrics[ID_RECALL]
     assert not found.one_pipeline and metric.difference.ci95 != (0.0, 0.0) and not found.gates_hold
     assert any(d.key.startswith("map") and d.changes_scores for d in found.setup)
+
+
+# -- the verifier's answers in the verdict cache (issue 76) -------------------------------------
+
+
+def _capitals(tmp_path: Path) -> Path:
+    from conftest import CAPITALS
+
+    data = tmp_path / "capitals.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{n}", "user_input": "What is the capital?", "reference": reference, "retrieved_contexts": [f"{reference} {other}"]}) + "\n"
+                            for n, (reference, other) in enumerate(CAPITALS)), encoding="utf-8")
+    return data
+
+
+def test_the_verifiers_answers_are_kept_in_the_verdict_cache_and_a_rerun_reads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.verifier import Verifier
+
+    data, cache = _capitals(tmp_path), tmp_path / "c.sqlite"
+    command = ["score", str(data), "-m", "context_recall", "-m", "context_relevance", "--verifier", "-q", "--no-timing", "--cache", str(cache)]
+    first = invoke([*command, "-o", str(tmp_path / "first.jsonl")])
+    assert first.exit_code == 0, first.output
+    assert store_info(cache).entries > 0
+    asked: list[str] = []
+    monkeypatch.setattr(Verifier, "logits", lambda self, task, pairs, encode=None: asked.append(task) or [0.0] * len(pairs))
+    again = invoke([*command, "-o", str(tmp_path / "again.jsonl")])
+    assert again.exit_code == 0, again.output
+    assert asked == [] and (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "first.jsonl").read_bytes()  # every answer read back, bit for bit
+    uncached = invoke([*command[:-2], "--no-cache", "-o", str(tmp_path / "uncached.jsonl")])
+    assert uncached.exit_code == 0 and asked  # --no-cache asks the verifier (here the stand-in) again
+
+
+def test_another_verifier_file_is_another_key(tmp_path: Path) -> None:
+    from localeval.graders.verifier_cache import cached_logits, verifier_answers_kept
+    from localeval.verifier import load_verifier
+
+    verifier = load_verifier()
+    pairs = [("What is the capital?", "Paris is the capital of France.", "Paris is the capital of France.")]
+    with verifier_answers_kept(tmp_path / "c.sqlite") as kept:
+        first = cached_logits(verifier, "attribution", pairs)
+        assert cached_logits(verifier, "attribution", pairs) == first and kept is not None and (kept.hits, kept.misses) == (1, 1)
+        shipped = verifier.sha256
+        try:
+            verifier.sha256 = "0" * 64  # the same call to a verifier file of another SHA-256
+            cached_logits(verifier, "attribution", pairs)
+        finally:
+            verifier.sha256 = shipped
+        assert (kept.hits, kept.misses) == (1, 2)

@@ -28,6 +28,7 @@ from typing import Any
 from localeval.data.text import split_sentences
 from localeval.graders import Grader, Needs, Support, Unanswerable, Unit, Usefulness
 from localeval.graders.evidence import StatementEvidence, question_overlap, statement_evidence
+from localeval.graders.verifier_cache import cached_logits
 from localeval.judge.reading import UsageTally
 from localeval.verifier import TaskCalibration, Verifier, load_verifier
 from localeval.verifier.pairs import FIRST_TOKENS, SENTENCE_TOKENS
@@ -171,7 +172,7 @@ def verified_windows(verifier: Verifier, statements: Sequence[str], sentences: S
                 else:
                     pairs.append((piece, " ".join(units[i].text for i in window), ""))
                     owners.append((number, piece_number, range(units[window.start].sentence, units[window[-1]].sentence + 1)))
-    logits = verifier.logits("attribution", pairs, encode)
+    logits = cached_logits(verifier, "attribution", pairs, encode)
     best_of: dict[tuple[int, int], tuple[float, range | None]] = {}
     for (number, piece_number, read), logit in zip(owners, logits):
         if (number, piece_number) not in best_of or logit > best_of[(number, piece_number)][0]:
@@ -215,7 +216,7 @@ def _unit_logits(verifier: Verifier, encode: Callable[[str], list[int]], questio
             pairs.append((question, piece, passages[unit.passage]))
             owners.append(number)
     logits = [-math.inf] * len(units)
-    for number, value in zip(owners, verifier.logits("relevance", pairs, encode)):
+    for number, value in zip(owners, cached_logits(verifier, "relevance", pairs, encode)):
         logits[number] = max(logits[number], value)
     return logits, parts
 

@@ -21,7 +21,8 @@ what this run spent: no tokens evaluated, the seconds of the lookup, marked `cac
 judge seconds it saved.
 
 The judge itself is loaded by `JudgeStandIn.load`, on the first miss: a run whose every prompt
-is cached never imports llama.cpp. The verifier has no cache: it answers in milliseconds.
+is cached never imports llama.cpp. The verifier's answers are kept in the same file, under keys
+of their own (localeval.graders.verifier_cache).
 """
 
 from __future__ import annotations

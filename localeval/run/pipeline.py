@@ -35,6 +35,7 @@ from localeval.data.jsonl import MAX_LINE_BYTES, Record, read_records
 from localeval.data.results import ResultRow, RunHeader, dumps_json, parse_line
 from localeval.data.samples import LEGACY_LIST_REFERENCE, LEGACY_NAMES, Sample, mapped_field
 from localeval.errors import ConfigError, Interrupted, LocalevalError
+from localeval.graders.verifier_cache import verifier_answers_kept
 from localeval.interrupts import watching_ctrl_c
 from localeval.judge import Judge
 from localeval.judge.backends import checked_spec, open_backend
@@ -469,7 +470,9 @@ def _score_file(
         _refuse_another_run(settings.output, before_judge)
     source = _open_source(settings, metrics, judge, on_message, summary.gold)
     try:
-        return _run(settings, metrics, summary, source, hashed, stdout, on_start, on_row, on_message)
+        # The verifier's answers go in the judge's verdict cache (a Ray worker's verifier keeps none).
+        with verifier_answers_kept(cache_path(settings.cache) if settings.ray is None else None):
+            return _run(settings, metrics, summary, source, hashed, stdout, on_start, on_row, on_message)
     finally:
         source.close()
 
