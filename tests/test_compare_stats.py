@@ -8,7 +8,7 @@ import pytest
 
 from localeval.stats.gates import drop_gate
 from localeval.stats.intervals import t975
-from localeval.stats.paired import PSEUDO_SQUARES, Verdict, paired_difference
+from localeval.stats.paired import PSEUDO_SQUARES, Verdict, paired_difference, pseudo_squares
 
 
 def test_ten_equal_pairs_that_do_not_come_from_one_pipeline_never_give_a_zero_width_interval():
@@ -30,9 +30,39 @@ def test_the_interval_is_the_mean_difference_plus_minus_t_times_the_floored_stan
     d = [c - b for b, c in zip(base, candidate)]
     mean = sum(d) / 6
     squares = sum((x - mean) ** 2 for x in d)
-    half = t975(5) * math.sqrt((squares + PSEUDO_SQUARES) / 36)
+    # non-zero differences 0.5, -1, 0.5, 1 (k = 4): their squares and 2 x 2^-3 differences of 1, averaged
+    assert pseudo_squares(d) == pytest.approx(2 * (0.25 + 1 + 0.25 + 1 + 0.25) / 4.25)
+    half = t975(5) * math.sqrt((squares + pseudo_squares(d)) / 36)
+    assert found.smallest_shown == pytest.approx(half)
     assert found.mean == pytest.approx(mean) and found.ci95 == pytest.approx((mean - half, min(1.0, mean + half)))
     assert (found.up, found.down, found.level) == (3, 1, 2) and found.stderr == pytest.approx(math.sqrt(squares / 5 / 6))
+
+
+def test_differences_of_minus_one_zero_and_one_keep_pseudo_pairs_at_the_full_range():
+    assert pseudo_squares([0.0, 1.0, -1.0, 0.0, 1.0]) == PSEUDO_SQUARES
+    assert pseudo_squares([0.0] * 10) == PSEUDO_SQUARES
+    # one small non-zero difference shows little size of its own: two differences of the full range count beside it
+    assert pseudo_squares([0.0] * 9 + [0.1]) == pytest.approx(2 * (0.01 + 2.0) / 3)
+
+
+def test_pseudo_pairs_take_the_size_of_differences_that_show_one():
+    drops = [-0.25] * 8 + [0.0] * 8
+    # eight differences of 0.25: 2 x 2^-7 differences of the full range count beside them
+    assert pseudo_squares(drops) == pytest.approx(2 * (8 * 0.0625 + 1 / 64) / (8 + 1 / 64))
+
+
+def test_sixteen_questions_with_seven_drops_and_no_rise_are_worse():
+    """Issue 76's example: string context precision, 7 drops, nine 0s (a plain paired t gives -0.322 to -0.064)."""
+    drops = [-0.5, -0.5, -0.5, -0.5, -0.583, -0.333, -0.167] + [0.0] * 9
+    found = paired_difference([0.7] * 16, [0.7 + d for d in drops])
+    assert found.verdict is Verdict.WORSE and found.ci95 is not None
+    assert found.ci95[0] == pytest.approx(-0.345, abs=0.001) and found.ci95[1] == pytest.approx(-0.040, abs=0.001)
+
+
+@pytest.mark.parametrize("size", [1.0, 0.5, 0.333, 0.25, 0.1, 0.05])
+def test_eighteen_pairs_with_seven_equal_drops_and_no_rise_are_worse_whatever_the_drop(size: float):
+    found = paired_difference([0.9] * 18, [0.9 - size] * 7 + [0.9] * 11)
+    assert found.verdict is Verdict.WORSE
 
 
 def test_too_few_pairs_have_no_interval_and_no_verdict():

@@ -8,14 +8,19 @@ those overlapping intervals hide can be shown.
 
 The differences are bounded (in [-1, 1]) and lumpy: a binary metric's are -1, 0 or 1, and at
 n = 10 all ten may be 0. A plain paired t interval then has no width and would call "no change"
-certain. The interval follows the spirit of the mean's small-sample rule
-(localeval.stats.intervals): its variance is computed as if two more pairs disagreed with the mean
-difference, one by 1 above it and one by 1 below (half the range of a difference each way), and it
-uses Student's t with n - 1 degrees of freedom. With ONE such pair (the mean's rule) the interval
-covered 0.930 of binary differences at n = 20 (base 0.75, candidate 0.95, correlation 0.9: a few
-+1 among many 0); with two, every simulated cell covers at least 0.94.
-benchmarks/compare_coverage.py measures it (docs/compare.md); the plain paired t is measured
-beside it (it covered 0.70 at n = 10).
+certain; with a few +1 among many 0 it covers the truth in as few as 71% of draws (the Wald
+interval's failure). So the variance is computed as if two more pairs disagreed with the mean
+difference, one above it and one below, and the interval uses Student's t with n - 1 degrees of
+freedom (the mean's small-sample rule, localeval.stats.intervals, with two pseudo-pairs, not one).
+
+How far the pseudo-pairs sit from the mean is the size the differences themselves show (issue 76):
+the root mean square of the non-zero differences, pulled toward the full range 1 while few of them
+are non-zero (the pull halves with each non-zero difference). Differences that are all -1, 0 or +1 therefore get
+exactly the old rule (pseudo-pairs at +-1), and ten zeros still give +-0.32. Differences spread
+over small steps (-0.5, -0.33, 0.25 ...) get pseudo-pairs of their own size: the old fixed +-1 made
+such intervals up to 2.4 times as wide as a plain paired t and left a 16-question run with 7 drops
+and no rise "no difference shown". benchmarks/compare_coverage.py measures this rule, the old one
+and the plain paired t on the same grid (docs/compare.md): every cell covers at least 0.94.
 
 Kept in plain Python (math.fsum): `localeval compare` is imported by the command line, and a run
 that needs no numpy must not load it; 20,000 pairs take milliseconds.
@@ -31,9 +36,12 @@ from typing import Any
 
 from localeval.stats.intervals import t975
 
-# The pseudo-pairs' squared deviations from the mean difference, added to the differences' own: two
-# more pairs, one 1 above the mean difference and one 1 below (half the range of a difference each way).
+# The pseudo-pairs' squared deviations from the mean difference when the differences show no size of
+# their own (all 0, or all -1/+1): two more pairs, one 1 above the mean difference and one 1 below.
 PSEUDO_SQUARES = 2.0
+# How many differences of the full range (1) the pseudo-pairs' size counts with ONE non-zero
+# difference seen; the count halves with each more (see pseudo_squares).
+FULL_RANGE_WEIGHT = 2.0
 
 
 class Verdict(str, Enum):
@@ -44,11 +52,25 @@ class Verdict(str, Enum):
     NO_DIFFERENCE = "no difference shown"  # the interval holds 0 (or there is none): not "the same"
 
 
-def difference_half_width(count: int, squares: float) -> float:
+def pseudo_squares(differences: Sequence[float]) -> float:
+    """The two pseudo-pairs' squared deviations from the mean difference: 2 x their size squared.
+
+    With k non-zero differences, their size squared is the mean of those differences' squares and
+    of FULL_RANGE_WEIGHT x 2^(1 - k) more differences of the full range (1): two such with one
+    non-zero difference, one with two, 1/32 with seven. With no non-zero difference the size is 1;
+    with every non-zero difference at +-1 it is 1 too (the old rule)."""
+    non_zero = [d * d for d in differences if d != 0]
+    if not non_zero:
+        return PSEUDO_SQUARES
+    full_range = FULL_RANGE_WEIGHT * 2.0 ** (1 - len(non_zero))
+    return 2.0 * (math.fsum(non_zero) + full_range) / (len(non_zero) + full_range)
+
+
+def difference_half_width(count: int, squares: float, pseudo: float) -> float:
     """The 95% half-width of a mean of `count` paired differences whose squared deviations from
     their mean sum to `squares`: Student's t with count - 1 degrees of freedom, on the variance
-    with the two pseudo-pairs' PSEUDO_SQUARES added to `squares`."""
-    return t975(count - 1) * math.sqrt((max(squares, 0.0) + PSEUDO_SQUARES) / count / count)
+    with the two pseudo-pairs' squares (`pseudo`, from pseudo_squares) added to `squares`."""
+    return t975(count - 1) * math.sqrt((max(squares, 0.0) + pseudo) / count / count)
 
 
 def mean_half_width(count: int, squares: float) -> float:
@@ -134,7 +156,7 @@ def paired_difference(base: Sequence[float], candidate: Sequence[float], *, one_
     if one_pipeline and up == down == 0:
         return PairedDifference(count, base_mean, candidate_mean, 0.0, 0.0, (0.0, 0.0), (0.0, 0.0), 0, 0, count, 0.0)
     stderr = math.sqrt(squares / (count - 1) / count)
-    half = difference_half_width(count, squares)
+    half = difference_half_width(count, squares, pseudo_squares(differences))
     unpaired = math.hypot(mean_half_width(count, _squares(base, base_mean)), mean_half_width(count, _squares(candidate, candidate_mean)))
     return PairedDifference(
         count, base_mean, candidate_mean, mean, stderr, (max(-1.0, mean - half), min(1.0, mean + half)),
