@@ -1,25 +1,29 @@
-"""`localeval generate` with a real judge (SmolLM2-135M, the small test model): every row well
-formed, the same rows for the same seed, a resume that gives what an uninterrupted run gives,
-and the summary counting every candidate. The checks themselves are tested without a model in
-tests/test_generate_checks.py."""
+"""`localeval generate` end to end. With the real small judge (SmolLM2-135M): the command runs,
+every row it keeps is well formed, two runs with one seed write the same bytes, and the summary
+counts every candidate. With a scripted judge (the run's own control flow, no model): a resume
+after an interruption (a row and half a line written) gives what an uninterrupted run gives, a
+file of another seed is refused naming its line, and an existing file is never overwritten.
+The checks themselves: tests/test_generate_checks.py."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from conftest import SMALL_MODEL, invoke
+from localeval.errors import ConfigError, InputError
+from localeval.generation.documents import Chunk
+from localeval.generation.runner import generate
+from localeval.judge import Message
+from localeval.testing import ScriptedJudge
 
 DOCS = {
-    "curie.md": "# Marie Curie\n\nMarie Curie was born in Warsaw in 1867. She moved to Paris in 1891 to study physics at the Sorbonne. "
-    "In 1903 Marie Curie shared the Nobel Prize in Physics with Pierre Curie and Henri Becquerel.\n\n"
-    "Marie Curie won a second Nobel Prize, in Chemistry, in 1911 for the discovery of polonium and radium.",
-    "sorbonne.txt": "The Sorbonne is a historic university building in Paris. The Sorbonne was founded in 1257 by Robert de Sorbon as a college for theology students.",
-    "tower.html": "<html><body><h1>Eiffel Tower</h1><p>The Eiffel Tower in Paris was completed on 31 March 1889. The Eiffel Tower is 330 metres tall.</p></body></html>",
+    "curie.md": "# Marie Curie\n\nMarie Curie was born in Warsaw in 1867. In 1903 Marie Curie shared the Nobel Prize in Physics with Pierre Curie.",
+    "tower.html": "<html><body><p>The Eiffel Tower in Paris was completed on 31 March 1889. The Eiffel Tower is 330 metres tall.</p></body></html>",
 }
-ARGS = ["-n", "4", "--chunk-size", "40", "--model", SMALL_MODEL, "--n-ctx", "2048", "--threads", "2", "--no-cache", "-q"]
 
 
 @pytest.fixture
@@ -31,44 +35,64 @@ def docs(tmp_path: Path) -> Path:
     return folder
 
 
-def _generate(docs: Path, output: Path, *extra: str):
-    return invoke(["generate", str(docs), "-o", str(output), *ARGS, *extra])
-
-
-def test_generated_rows_are_well_formed_deterministic_and_resumable(small_model_path: Path, docs: Path, tmp_path: Path):
-    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    result = _generate(docs, first)
-    assert result.exit_code == 0, result.output
-    assert "localeval: generate: kept" in result.output and "rejected:" in result.output
-    summary = json.loads((tmp_path / "first.summary.json").read_text(encoding="utf-8"))
-    rows = [json.loads(line) for line in first.read_text(encoding="utf-8").splitlines()]
-    assert summary["kept"] == len(rows) and summary["candidates"] == summary["kept"] + sum(summary["rejected"].values())
-    assert summary["generator"]["model"] == SMALL_MODEL and len(summary["generator"]["sha256"]) == 64
-    if len(rows) < 4:
-        assert summary["shortfall"] and "rejected" in summary["shortfall"]
+def _check_rows(rows: list[dict], summary: dict) -> None:
     for row in rows:
         assert set(row) == {"id", "user_input", "reference", "reference_contexts", "reference_context_ids", "metadata"}
-        assert row["user_input"].strip() and row["reference"].strip()
+        assert row["user_input"].strip().endswith("?") and row["reference"].strip()
         assert len(row["reference_contexts"]) == len(row["reference_context_ids"]) >= 1
-        assert all("#" in i for i in row["reference_context_ids"])
         meta = row["metadata"]
-        assert meta["question_kind"] in ("single_context", "two_context") and meta["seed"] == 0
-        assert meta["generator"] == summary["generator"] and set(meta["source"]) <= set(DOCS)
-    assert _generate(docs, second).exit_code == 0
-    assert second.read_bytes() == first.read_bytes()  # deterministic for a seed
+        assert meta["question_kind"] in ("single_context", "two_context") and meta["generator"] == summary["generator"]
+
+
+def test_the_small_judge_generates_well_formed_rows_the_same_for_a_seed(small_model_path: Path, docs: Path, tmp_path: Path):
+    args = ["-n", "2", "--two-context-share", "0", "--model", SMALL_MODEL, "--n-ctx", "2048", "--threads", "2", "--no-cache", "-q"]
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    result = invoke(["generate", str(docs), "-o", str(first), *args])
+    assert result.exit_code == 0, result.output
+    assert "localeval: generate: kept" in result.output and "near-duplicates measured by" in result.output
+    summary = json.loads((tmp_path / "first.summary.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in first.read_text(encoding="utf-8").splitlines()]
+    assert summary["kept"] == len(rows) and summary["candidates"] == summary["kept"] + sum(summary["rejected"].values()) == 2
+    assert summary["generator"]["model"] == SMALL_MODEL and len(summary["generator"]["sha256"]) == 64
+    assert (summary["shortfall"] is None) == (len(rows) == 2)
+    _check_rows(rows, summary)
+    assert invoke(["generate", str(docs), "-o", str(second), *args]).exit_code == 0
+    assert second.read_bytes() == first.read_bytes()
     assert (tmp_path / "second.summary.json").read_text() == (tmp_path / "first.summary.json").read_text()
 
-    # an interrupted run: its first row and half of its second line; --resume ends where an uninterrupted run does
-    lines = first.read_text(encoding="utf-8").splitlines(keepends=True)
-    resumed = tmp_path / "resumed.jsonl"
-    resumed.write_text("".join(lines[:1]) + (lines[1][: len(lines[1]) // 2] if len(lines) > 1 else ""), encoding="utf-8")
-    result = _generate(docs, resumed, "--resume")
-    assert result.exit_code == 0, result.output
-    assert resumed.read_bytes() == first.read_bytes()
-    assert (tmp_path / "resumed.summary.json").read_text() == (tmp_path / "first.summary.json").read_text()
 
-    # without --resume the rows already there are never overwritten; another seed's file is refused on resume
-    result = _generate(docs, first)
-    assert result.exit_code == 2 and "--resume" in result.output
-    result = _generate(docs, first, "--resume", "--seed", "7")
-    assert result.exit_code == 2 and "first.jsonl:1: field 'metadata.seed'" in result.output
+def _scripted() -> ScriptedJudge:
+    """Writes "What does <the chunk's first name> have?" with the chunk's first sentence as the answer, and says Yes."""
+
+    def answer(messages: list[Message], schema: type) -> dict:
+        passage = messages[-1]["content"].split("Passage:\n", 1)[1]
+        name = re.findall(r"[A-Z][a-z]+ [A-Z][a-z]+|[A-Z][a-z]{3,}", passage)[0]
+        return {"question": f"What is said about {name} here in {len(passage)} characters?", "answer": passage.split(". ")[0] + "."}
+
+    return ScriptedJudge(answer=answer)
+
+
+CHUNKS = [
+    Chunk(f"doc{i}#0", f"{name} was founded in {1900 + i}. It grew.", f"doc{i}")
+    for i, name in enumerate(["Acme Works", "Bolt Motors", "Crane Foods", "Delta Mills", "Eagle Bank"])
+]
+
+
+def test_a_resume_after_an_interruption_gives_the_uninterrupted_run(tmp_path: Path):
+    whole = tmp_path / "whole.jsonl"
+    summary = generate(CHUNKS, 4, str(whole), _scripted(), seed=3)
+    assert summary.kept == 4 and summary.shortfall is None
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    _check_rows([json.loads(line) for line in lines], {"generator": summary.generator})
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(lines[0] + lines[1][:20], encoding="utf-8")
+    judge = _scripted()
+    resumed = generate(CHUNKS, 4, str(cut), judge, seed=3, resume=True)
+    assert cut.read_bytes() == whole.read_bytes()
+    assert resumed.to_json_dict() == summary.to_json_dict()
+    assert sum(1 for messages in judge.calls if messages[-1]["content"].startswith("Passage:")) == 3  # the kept row was not written again
+    with pytest.raises(ConfigError, match="--resume"):
+        generate(CHUNKS, 4, str(whole), _scripted(), seed=3)
+    with pytest.raises(InputError, match=r"whole.jsonl:1: field 'metadata.seed'"):
+        generate(CHUNKS, 4, str(whole), _scripted(), seed=4, resume=True)
+    assert generate(CHUNKS, 9, str(tmp_path / "more.jsonl"), _scripted(), seed=3).shortfall is not None

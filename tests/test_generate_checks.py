@@ -12,10 +12,12 @@ from localeval.errors import ConfigError, InputError
 from localeval.generation.checks import (
     NEAR_COPY,
     NEAR_DUPLICATE,
+    NOT_A_QUESTION,
     NOT_STANDALONE,
     Duplicates,
     copy_overlap,
     copy_refusal,
+    question_refusal,
     standalone_refusal,
     word_overlap,
 )
@@ -158,6 +160,12 @@ def test_copy_overlap_refuses_a_copied_sentence_and_keeps_a_paraphrase():
 )
 def test_a_question_must_stand_alone(question: str, refused: bool):
     assert (standalone_refusal(question) == NOT_STANDALONE) is refused
+
+
+def test_a_question_is_one_sentence_ending_in_a_question_mark():
+    assert question_refusal("Where was Marie Curie born?") is None
+    assert question_refusal("Marie Curie was born in Warsaw.") == NOT_A_QUESTION
+    assert question_refusal("Marie Curie was born in 1867. The answer is: when was she born?") == NOT_A_QUESTION
 
 
 def test_near_duplicates_by_word_overlap_without_the_embedding_model():

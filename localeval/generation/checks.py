@@ -16,6 +16,7 @@ from localeval.data.text import split_sentences
 NEAR_COPY = "near_copy"
 NOT_STANDALONE = "not_standalone"
 NEAR_DUPLICATE = "near_duplicate"
+NOT_A_QUESTION = "not_a_question"
 EMPTY = "empty"
 # A question is a near-copy when this share of its words is one run of words of a context
 # sentence: "What is the boiling point of water at sea level?" against "The boiling point of
@@ -79,6 +80,15 @@ def word_overlap(question: str, source: str) -> float:
 
 def copy_refusal(overlap: float) -> str | None:
     return NEAR_COPY if overlap >= NEAR_COPY_SHARE else None
+
+
+def question_refusal(question: str, language: str = "en") -> str | None:
+    """NOT_A_QUESTION for what is not one question: no question mark at its end, or more than one
+    sentence (a small model copies its passage into the field, or asks two things at once)."""
+    text = question.strip()
+    if not text.endswith("?") or len(split_sentences(text, language)) > 1:
+        return NOT_A_QUESTION
+    return None
 
 
 def standalone_refusal(question: str) -> str | None:

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.generation.attribution import UNJUDGED, Attribution
-from localeval.generation.checks import EMPTY, Duplicates, copy_overlap, copy_refusal, standalone_refusal
+from localeval.generation.checks import EMPTY, Duplicates, copy_overlap, copy_refusal, question_refusal, standalone_refusal
 from localeval.generation.documents import Chunk
 from localeval.generation.planning import TWO, Candidate, candidates
 from localeval.generation.writing import single_messages, two_messages, write
@@ -196,7 +196,7 @@ def _tried(
     if len(question) < 8 or not answer:
         return None, EMPTY
     overlap = copy_overlap(question, texts, language)
-    reason = standalone_refusal(question) or copy_refusal(overlap) or duplicates.refusal(question) or attribution.refusal(question, answer, texts)
+    reason = question_refusal(question, language) or standalone_refusal(question) or copy_refusal(overlap) or duplicates.refusal(question) or attribution.refusal(question, answer, texts)
     if reason is not None:
         return None, reason
     return _row(candidate, question, answer, overlap, seed, generator), None

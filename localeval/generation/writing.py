@@ -15,13 +15,14 @@ from pydantic import BaseModel, Field
 from localeval.judge import Judge, Message
 from localeval.judge.reading import UsageTally
 
-QUESTION_CHARS = 200
-ANSWER_CHARS = 300
-WRITE_TOKENS = 220  # ceiling for both fields (the schema bounds each in characters)
+QUESTION_CHARS = 160
+ANSWER_CHARS = 240
+WRITE_TOKENS = 160  # ceiling for both fields (the schema bounds each in characters)
 
 SYSTEM = (
     "You write test questions for a search system over a company's documents. "
-    "Each question is one a real user could type, asks about one specific fact, and names what it is about "
+    "Each question is one a real user could type and asks about one specific fact (a name, a date, a number, a cause, a place), "
+    "not for a definition or a summary; it names what it is about "
     "(people, products, places, dates) so that it makes sense on its own. Never write 'the passage', 'the text', "
     "'the document', 'the study' or 'the author'. Never start with a pronoun. Ask in your own words: do not copy a sentence. "
     "The answer is one or two short, complete sentences that state the fact, using only what the passages say."
