@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import SMALL_MODEL, invoke
+
 from localeval.errors import ConfigError, InputError
 from localeval.generation.documents import Chunk
 from localeval.generation.runner import generate

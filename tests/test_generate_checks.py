@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import invoke
+
 from localeval.errors import ConfigError, InputError
 from localeval.generation.checks import (
     NEAR_COPY,
@@ -153,6 +153,9 @@ def test_copy_overlap_refuses_a_copied_sentence_and_keeps_a_paraphrase():
         ("What does the passage say about Warsaw?", True),
         ("According to the text, who won?", True),
         ("This method improves what?", True),
+        ("What is the name of the prison?", True),
+        ("How tall is the tower?", True),
+        ("Which organ produces insulin?", False),
         ("In what year did Marie Curie win her second Nobel Prize?", False),
         ("Where was the Sorbonne founded and by whom?", False),
         ("What is the capital of France?", False),

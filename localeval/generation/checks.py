@@ -34,6 +34,10 @@ SOURCE_REFERENCES = re.compile(
     r"|\baccording to the (passage|text|context|document|article|paragraph|excerpt|abstract|study|paper|author)\b|\bmentioned above\b|\bpassage [12]\b",
     re.IGNORECASE,
 )
+# A question that names nothing (no capitalised word after its first, no number) and has fewer
+# than this many content words beyond VAGUE_WORDS asks about something only its passage names.
+VAGUE_CONTENT_WORDS = 3
+VAGUE_WORDS = frozenset({"name", "called", "main", "purpose", "type", "kind", "use", "used", "role", "one", "many", "much"})
 STOPWORDS = frozenset(
     "a an the of in on at to for from by with and or but is are was were be been being do does did what which who whom whose when where why how "
     "that this these those it its as into than then there their they he she his her has have had not no can could would should will may might".split()
@@ -104,6 +108,9 @@ def standalone_refusal(question: str) -> str | None:
         if token.lower() in PRONOUNS:
             named_before = any(t[:1].isupper() or t[:1].isdigit() for t in tokens[1:position])
             return None if named_before else NOT_STANDALONE
+    names = any(t[:1].isupper() or t[:1].isdigit() for t in tokens[1:])
+    if not names and len(content_words(question) - VAGUE_WORDS) < VAGUE_CONTENT_WORDS:
+        return NOT_STANDALONE  # "What is the name of the prison?": which prison, the question never says
     return None
 
 
