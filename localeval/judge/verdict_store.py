@@ -378,22 +378,37 @@ def not_a_cache(path: Path) -> str | None:
         return "not an sqlite file"
     if len(header) < HEADER_BYTES or int.from_bytes(header[68:72], "big") == APPLICATION_ID:
         return None  # empty (a new cache), or ours whatever became of its pages
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
         try:
-            application = int(connection.execute("PRAGMA application_id").fetchone()[0])
-            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-            tables = _tables(connection)
-        finally:
-            connection.close()
-    except sqlite3.Error as error:
-        return f"an sqlite file that cannot be read ({error}), with no verdict cache's mark in its header"
+            application, version, tables = _marks(path, "mode=ro")
+            break
+        except sqlite3.OperationalError as error:
+            if _is_locked(error) and time.monotonic() < deadline:  # another run is making it a cache: "locked" at once, not after the busy timeout
+                time.sleep(PREPARE_RETRY_SECONDS)
+                continue
+            try:  # a write-ahead-log file in a folder that cannot hold its -shm: read as it lies
+                application, version, tables = _marks(path, "mode=ro&immutable=1")
+                break
+            except sqlite3.Error as again:
+                return f"an sqlite file that cannot be read ({again}), with no verdict cache's mark in its header"
+        except sqlite3.Error as error:
+            return f"an sqlite file that cannot be read ({error}), with no verdict cache's mark in its header"
     if application == APPLICATION_ID or (application == 0 and not tables and version == 0) or (application == 0 and version == 1 and tables == OUR_TABLES):
         return None
     if application != 0:
         return f"the sqlite database of another program (application id {application:#x})"
     listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
     return f"an sqlite database with tables of its own ({listed})"
+
+
+def _marks(path: Path, query: str) -> tuple[int, int, set[str]]:
+    """The application id, the user version and the tables of the sqlite file at `path`, read with `query`."""
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=BUSY_SECONDS)
+    try:
+        return int(connection.execute("PRAGMA application_id").fetchone()[0]), int(connection.execute("PRAGMA user_version").fetchone()[0]), _tables(connection)
+    finally:
+        connection.close()
 
 
 def _tables(connection: sqlite3.Connection) -> set[str]:
