@@ -130,3 +130,23 @@ def test_a_nan_grade_in_the_json_is_refused(tmp_path: Path):
 def test_grades_without_reference_ids_are_refused():
     with pytest.raises(localeval.InputError, match="needs reference_context_ids"):
         localeval.parse_sample({"retrieved_context_ids": ["a"], "reference_context_grades": [1]}, "x.jsonl", 3)
+
+
+def test_assert_metric_gates_a_rank_metric_and_says_where_the_relevant_ids_were():
+    from localeval.testing import assert_metric
+
+    good = {"id": "good", "retrieved_context_ids": ["a", "b"], "reference_context_ids": ["a"]}
+    assert assert_metric([good], "ndcg_at_k", 0.9, options={"k": 5})[0]["scores"]["ndcg_at_k"] == 1.0
+    late = {"id": "late", "retrieved_context_ids": ["x", "y", "a"], "reference_context_ids": ["a", "z"]}
+    with pytest.raises(AssertionError, match=r"relevant ids found at ranks: a at 3.*1 of 2 relevant ids never retrieved: z"):
+        assert_metric([good, late], "reciprocal_rank", 0.5)
+
+
+def test_the_markdown_report_explains_a_failing_rank_sample(tmp_path: Path):
+    data = tmp_path / "ranks.jsonl"
+    data.write_text(json.dumps({"id": "late", "retrieved_context_ids": ["x", "a"], "reference_context_ids": ["a"], "reference_context_grades": [2]}) + "\n")
+    markdown = tmp_path / "summary.md"
+    result = invoke(["score", str(data), "-m", "ndcg_at_k", "-t", "ndcg_at_k=0.9", "--markdown", str(markdown), "-q"])
+    assert result.exit_code == 1
+    text = markdown.read_text()
+    assert "relevant ids found at ranks: a at 2" in text and "DCG@10 1.262 of an ideal 2.000" in text

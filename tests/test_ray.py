@@ -57,6 +57,17 @@ def test_non_judge_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_pa
     assert first.summary["metrics"] == second.summary["metrics"] and second.exit_code == first.exit_code == 2
 
 
+def test_the_rank_metrics_on_ray_equal_a_local_run(cluster, write_jsonl, tmp_path):
+    graded = [{**sample, "retrieved_context_ids": [i + 2, i, i, i + 1], "reference_context_ids": [i, i + 1, "x"], "reference_context_grades": [2, 1, 3]} for i, sample in enumerate(samples(20))]
+    data = write_jsonl(graded)
+    local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    common = {"input": str(data), "metrics": ["ndcg_at_k", "reciprocal_rank", "average_precision", "precision_at_k", "recall_at_k", "hit_rate_at_k", "r_precision"], "timing": False}
+    first = score_file(RunSettings(**common, output=str(local)))
+    second = score_file(RunSettings(**common, output=str(distributed), ray=LOCAL_RAY))
+    assert rows_of(local) == rows_of(distributed)
+    assert first.summary["metrics"] == second.summary["metrics"] and first.exit_code == 0
+
+
 def test_without_a_judge_ray_batches_start_at_one_sample_and_grow_by_time(cluster, write_jsonl, tmp_path, monkeypatch):
     """A slow metric without a judge (the verifier) hands rows on from its first batch, as a local
     run does, instead of after 512 samples; fast string metrics still grow to large batches."""

@@ -142,6 +142,8 @@ def test_compare_names_the_relevant_ids_that_moved(tmp_path: Path):
         {"kind": "relevant_id_moved", "relevant_id": "salt-1", "base_rank": 7, "candidate_rank": 1, "text": "relevant id 'salt-1' moved up: rank 7 in the base, rank 1 in the candidate"}
     ]
     assert any(change.kind == "relevant_id_moved" and "moved down" in change.text for mover in found.worsened for change in mover.changes)
+    told = invoke(["compare", str(results["common.json"]), str(results["idf.trec"]), "--show", "0"]).output
+    assert "it scored the queries of a run and qrels file" in told and "is not the input it scored" not in told
 
 
 def test_rank_movers_read_only_the_shape_they_know():

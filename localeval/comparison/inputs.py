@@ -55,6 +55,8 @@ def read_recorded_input(run: dict[str, Any], results_path: str) -> RecordedInput
     recorded = recorded if isinstance(recorded, dict) else {}
     field_map = field_map if isinstance(field_map, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in field_map.items()) else None
     path, sha256 = recorded.get("path"), recorded.get("sha256")
+    if "read_from" in recorded:  # localeval score RUN --qrels: the samples were read from a run file, not kept
+        return RecordedInput(None, f"{results_path}: it scored the queries of a run and qrels file ({str(path)[:200]}), which are not samples to read back")
     if not isinstance(path, str) or not isinstance(sha256, str) or path == STDIN or not Path(path).is_file():
         return RecordedInput(None, f"{results_path}: its input {str(path)[:200]!r} is not a file here")
     if field_map is None:

@@ -20,10 +20,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.data.samples import Sample
 from localeval.judge import Judge
-from localeval.metrics import rank_core
 from localeval.metrics.base import Metric, NoParams, Score, shorten
 from localeval.metrics.id_recall import listed_ids
-from localeval.metrics.rank_core import Judged, judge_ranking
+from localeval.metrics.rank_core import (
+    NO_RELEVANT,
+    Judged,
+    average_precision,
+    dcg,
+    hit_at,
+    ideal_dcg,
+    judge_ranking,
+    precision_at,
+    r_precision,
+    recall_at,
+    reciprocal_rank,
+)
 
 RANK_FIELDS = ("retrieved_context_ids", "reference_context_ids")
 MAX_RANKS = 10  # ranks an explanation lists
@@ -40,7 +51,7 @@ class OptionalCutoff(BaseModel):
     """Options of a metric read over the whole ranking unless a cut-off is given."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    k: int | None = Field(None, ge=1, strict=False, description="read only the first k ranks (trec_eval's recip_rank / map: none; map_cut_k: k)")
+    k: int | None = Field(None, ge=1, strict=False, description="read only the first k ranks (none: the whole ranking, as trec_eval's recip_rank and map; average_precision with k is map_cut_k)")
 
 
 class RankDetails(BaseModel):
@@ -98,7 +109,7 @@ def _details(read: _Read, k: int | None, **extra: Any) -> dict[str, Any]:
     if judged.duplicates:
         details["duplicates"] = list(judged.duplicates)
     if not judged.relevant:
-        details["reason"] = rank_core.NO_RELEVANT
+        details["reason"] = NO_RELEVANT
     return details
 
 
@@ -154,7 +165,7 @@ class NdcgAtK(RankMetric):
         judged = read.judged
         if not judged.relevant:
             return Score(value=math.nan, details=_details(read, k))
-        found, ideal = rank_core.dcg(judged, self.params.k), rank_core.ideal_dcg(judged, self.params.k)
+        found, ideal = dcg(judged, self.params.k), ideal_dcg(judged, self.params.k)
         return Score(value=found / ideal, details=_details(read, k, dcg=found, ideal_dcg=ideal))
 
 
@@ -165,7 +176,7 @@ class ReciprocalRank(RankMetric):
     mean_is = "MRR (mean reciprocal rank)"
 
     def value(self, judged: Judged, k: int | None) -> float:
-        return rank_core.reciprocal_rank(judged, k)
+        return reciprocal_rank(judged, k)
 
 
 class AveragePrecision(RankMetric):
@@ -175,7 +186,7 @@ class AveragePrecision(RankMetric):
     mean_is = "MAP (mean average precision)"
 
     def value(self, judged: Judged, k: int | None) -> float:
-        return rank_core.average_precision(judged, k)
+        return average_precision(judged, k)
 
 
 class PrecisionAtK(RankMetric):
@@ -184,7 +195,7 @@ class PrecisionAtK(RankMetric):
     Params = AtK
 
     def value(self, judged: Judged, k: int | None) -> float:
-        return rank_core.precision_at(judged, self.params.k)
+        return precision_at(judged, self.params.k)
 
 
 class RecallAtK(RankMetric):
@@ -193,7 +204,7 @@ class RecallAtK(RankMetric):
     Params = AtK
 
     def value(self, judged: Judged, k: int | None) -> float:
-        return rank_core.recall_at(judged, self.params.k)
+        return recall_at(judged, self.params.k)
 
 
 class HitRateAtK(RankMetric):
@@ -202,7 +213,7 @@ class HitRateAtK(RankMetric):
     Params = AtK
 
     def value(self, judged: Judged, k: int | None) -> float:
-        return rank_core.hit_at(judged, self.params.k)
+        return hit_at(judged, self.params.k)
 
 
 class RPrecision(RankMetric):
@@ -211,7 +222,7 @@ class RPrecision(RankMetric):
     Params = NoParams
 
     def value(self, judged: Judged, k: int | None) -> float:
-        return rank_core.r_precision(judged)
+        return r_precision(judged)
 
 
 RANK_METRICS: tuple[type[RankMetric], ...] = (NdcgAtK, ReciprocalRank, AveragePrecision, PrecisionAtK, RecallAtK, HitRateAtK, RPrecision)
