@@ -150,3 +150,14 @@ def test_the_markdown_report_explains_a_failing_rank_sample(tmp_path: Path):
     assert result.exit_code == 1
     text = markdown.read_text()
     assert "relevant ids found at ranks: a at 2" in text and "DCG@10 1.262 of an ideal 2.000" in text
+
+
+def test_metrics_and_k_from_a_config_file(tmp_path: Path):
+    data = tmp_path / "ranks.jsonl"
+    data.write_text(json.dumps({"retrieved_context_ids": ["x", "y", "a"], "reference_context_ids": ["a"]}) + "\n")
+    (tmp_path / "localeval.toml").write_text('metrics = ["precision_at_k", "reciprocal_rank"]\n[options.precision_at_k]\nk = 3\n[options.reciprocal_rank]\nk = 2\n')
+    out = tmp_path / "results.jsonl"
+    result = invoke(["score", str(data), "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text().splitlines()[1])
+    assert row["scores"] == {"precision_at_k": pytest.approx(1 / 3), "reciprocal_rank": 0.0}
