@@ -51,7 +51,7 @@ from localeval.stats.summary import Summary
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 # The most metrics `report` draws (each is a column of every row and a chart): many times what the
 # built-ins and a few plugins name; a results file naming thousands was crafted.
-MAX_REPORT_METRICS = 64
+MAX_REPORT_METRICS = 96
 
 # Shortcut flags: flag -> (the built-in metrics that have the option, the key it sets, the value
 # it sets; None = the flag's own value). The metrics are those whose options declare the option;

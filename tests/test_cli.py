@@ -183,6 +183,7 @@ def test_metrics_command_lists_required_fields_and_options():
     assert rows["context_recall"]["needs_judge"] is True and rows["context_recall"]["judge_by_default"] is True
     assert [name for name, row in rows.items() if not row["default_run"]] == [
         "answer_relevancy", "factual_correctness", "semantic_similarity", "answer_correctness", "context_entity_recall", "noise_sensitivity",
+        "ndcg_at_k", "reciprocal_rank", "average_precision", "precision_at_k", "recall_at_k", "hit_rate_at_k", "r_precision",
     ]
     assert "--option nonllm_context_recall.measure" in invoke(["metrics"]).stdout
 
