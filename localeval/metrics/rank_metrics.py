@@ -90,14 +90,15 @@ READ_KEPT = 4096  # samples whose reading is kept: more than a batch, so the sev
 _READ: dict[int, _Read] = {}
 
 
-def read_sample(sample: Sample) -> _Read:
+def read_sample(sample: Sample, keep: int = READ_KEPT) -> _Read:
     """The sample's ranking as read, from the cache when another rank metric read it already (a
-    Sample cannot change: frozen, its lists FrozenLists, so its identity is its content)."""
+    Sample cannot change: frozen, its lists FrozenLists, so its identity is its content). `keep`:
+    how many readings the cache holds, at least a batch (the metrics score a batch one after another)."""
     found = _READ.get(id(sample))
     if found is not None and found.sample is sample:
         return found
     found = _Read(sample)
-    if len(_READ) >= READ_KEPT:
+    while len(_READ) >= keep:
         del _READ[next(iter(_READ))]
     _READ[id(sample)] = found
     return found
@@ -140,7 +141,8 @@ class RankMetric(Metric[Any]):
 
     def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
         k = getattr(self.params, "k", None)
-        return [self._score(read_sample(s), k) for s in samples]
+        keep = max(READ_KEPT, len(samples))
+        return [self._score(read_sample(s, keep), k) for s in samples]
 
     def _score(self, read: _Read, k: int | None) -> Score:
         if not read.judged.relevant:
