@@ -25,6 +25,7 @@ from conftest import SMALL_MODEL, result_rows
 from localeval import evaluate, load_judge
 from localeval.cli import cli
 from localeval.errors import ModelError
+from localeval.judge.openai_server import WEIGHTS_UNSTATED
 from localeval.metrics import create_metric
 from localeval.testing import ScriptedJudge
 
@@ -119,6 +120,8 @@ def test_the_command_line_scores_through_the_server(server, write_jsonl, tmp_pat
     assert len(rows) == 3 and all(r["errors"] == {} for r in rows)
     header = json.loads(out.read_text().splitlines()[0])
     assert header["run"]["judge"]["backend"] == "openai" and header["run"]["judge"]["url"] == server
+    # llama-cpp-python's server names its model only: the header says the cache assumes it unchanged (issue 77)
+    assert header["run"]["judge"]["weights"] == WEIGHTS_UNSTATED
 
 
 def test_proxies_in_the_environment_are_ignored(server, monkeypatch):
