@@ -188,10 +188,10 @@ def versus_human(rows: Sequence[dict[str, Any]], human: dict[str, list[str]], co
     return out
 
 
-def run_source(name: str, chunks: list[Chunk], rows: int, out: Path, judge: Any, embedder: Any) -> tuple[GenerateSummary, list[dict[str, Any]]]:
+def run_source(name: str, chunks: list[Chunk], rows: int, out: Path, judge: Any, embedder: Any, rewrites: bool = True) -> tuple[GenerateSummary, list[dict[str, Any]]]:
     path = out / f"{name}.jsonl"
     started = time.monotonic()
-    summary = generate(chunks, rows, str(path), judge, seed=0, embedder=embedder, resume=True,
+    summary = generate(chunks, rows, str(path), judge, seed=0, embedder=embedder, resume=True, rewrites=rewrites,
                        on_candidate=lambda s: print(f"{name}: {s.kept}/{rows} kept, {s.candidates} candidates, {time.monotonic() - started:.0f}s", file=sys.stderr, flush=True))
     kept = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return summary, kept
@@ -213,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--model", default=None, help="judge (default: the default judge)")
     parser.add_argument("--out", type=Path, default=HERE / ".cache" / "generate", help="where each source's rows and summary are kept")
     parser.add_argument("--sources", default="hotpotqa,scifact")
+    parser.add_argument("--no-rewrite", dest="rewrites", action="store_false", help="reject near-copies without asking again in other words")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     embedder = embedder_or_none()
@@ -225,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 chunks, human, corpus, ids = hotpotqa_documents(args.questions)
             else:
                 chunks = scifact_documents(args.abstracts)
-            summary, kept = run_source(source, chunks, args.rows, args.out, judge, embedder)
+            summary, kept = run_source(source, chunks, args.rows, args.out, judge, embedder, args.rewrites)
             figures = summary.to_json_dict()
             figures["seconds"] = round(spent_seconds(args.out / f"{source}.seconds.json", summary.seconds), 1)
             figures["seconds_per_kept_row"] = round(figures["seconds"] / summary.kept, 1) if summary.kept else None

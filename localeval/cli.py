@@ -565,12 +565,13 @@ def compare_command(
 @click.option("--chunk-size", type=click.IntRange(16, 4096), default=256, show_default=True, help="Tokens (words and punctuation marks) per chunk of DOCS, whole sentences.")
 @click.option("--two-context-share", type=click.FloatRange(0, 1), default=0.25, show_default=True, help="Share of the candidates that are two-context questions (two chunks naming one entity; kept only when the reference needs both).")
 @click.option("--chunks-out", type=click.Path(dir_okay=False), help="Also write the chunks DOCS was cut into (JSON Lines: id, text, document), for your retriever to index.")
+@click.option("--rewrite/--no-rewrite", "rewrites", default=True, show_default=True, help="Ask the judge once more, in other words, for a question that copies its context, before rejecting it.")
 @click.option("--resume", is_flag=True, help="Keep the rows already in --output (written by the same run) and go on.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines; the summary is still written.")
 @judge_flags()
 def generate_command(
-    docs: str | None, chunks_path: str | None, wanted: int, output: str, chunk_size: int, two_context_share: float, chunks_out: str | None, resume: bool, quiet: bool,
-    **judge_settings: Any,
+    docs: str | None, chunks_path: str | None, wanted: int, output: str, chunk_size: int, two_context_share: float, chunks_out: str | None, rewrites: bool, resume: bool,
+    quiet: bool, **judge_settings: Any,
 ) -> None:
     """Write a test set from your documents: questions, references and gold contexts, each checked by the judge.
 
@@ -583,7 +584,7 @@ def generate_command(
         if not quiet:
             click.echo(f"generate: {summary.kept}/{wanted} rows kept, {summary.candidates} candidates tried", err=True)
 
-    summary = run_generate(docs, chunks_path, wanted, output, chunk_size, two_context_share, resume, judge_settings, report, chunks_out)
+    summary = run_generate(docs, chunks_path, wanted, output, chunk_size, two_context_share, resume, judge_settings, report, chunks_out, rewrites)
     for line in summary.lines():
         click.echo(f"localeval: {line}", err=True)
 

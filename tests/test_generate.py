@@ -96,3 +96,26 @@ def test_a_resume_after_an_interruption_gives_the_uninterrupted_run(tmp_path: Pa
     with pytest.raises(InputError, match=r"whole.jsonl:1: field 'metadata.seed'"):
         generate(CHUNKS, 4, str(whole), _scripted(), seed=4, resume=True)
     assert generate(CHUNKS, 9, str(tmp_path / "more.jsonl"), _scripted(), seed=3).shortfall is not None
+
+
+def test_a_near_copy_is_asked_again_in_other_words_and_kept_only_if_the_rewrite_passes(tmp_path: Path):
+    from localeval.generation.writing import Rewritten
+
+    chunk = Chunk("doc#0", "The boiling point of water at sea level is 100 degrees Celsius.", "doc")
+
+    def answer(rewrite_to: str):
+        def script(messages: list[Message], schema: type) -> dict:
+            if schema is Rewritten:
+                return {"question": rewrite_to}
+            return {"question": "What is the boiling point of water at sea level?", "answer": "It is 100 degrees Celsius."}
+
+        return script
+
+    kept = generate([chunk], 1, str(tmp_path / "a.jsonl"), ScriptedJudge(answer=answer("At what temperature does water boil at sea level?")))
+    row = json.loads((tmp_path / "a.jsonl").read_text(encoding="utf-8"))
+    assert row["user_input"] == "At what temperature does water boil at sea level?" and row["metadata"]["rewritten"] is True
+    assert kept.rewritten == 1 and kept.to_json_dict()["kept_rewritten"] == 1
+    refused = generate([chunk], 1, str(tmp_path / "b.jsonl"), ScriptedJudge(answer=answer("What is the boiling point of water at sea level?")))
+    assert refused.kept == 0 and refused.rejected == {"near_copy": 1}
+    plain = generate([chunk], 1, str(tmp_path / "c.jsonl"), ScriptedJudge(answer=answer("unused")), rewrites=False)
+    assert plain.rejected == {"near_copy": 1}

@@ -58,7 +58,7 @@ def write_chunks(chunks: list[Chunk], path: str) -> None:
 
 def run_generate(
     docs: str | None, chunks_path: str | None, wanted: int, output: str, chunk_size: int, two_context_share: float, resume: bool,
-    judge_settings: dict[str, Any], on_candidate: Callable[[GenerateSummary], None], chunks_out: str | None = None,
+    judge_settings: dict[str, Any], on_candidate: Callable[[GenerateSummary], None], chunks_out: str | None = None, rewrites: bool = True,
 ) -> GenerateSummary:
     """The whole command: the summary is returned, and written as JSON beside the output."""
     from localeval.judge.cache import cache_path
@@ -74,7 +74,7 @@ def run_generate(
     judge = open_backend(spec)
     try:
         summary = generate(
-            chunks, wanted, output, judge, seed=spec.seed or 0, two_context_share=two_context_share, embedder=embedder, resume=resume, on_candidate=on_candidate,
+            chunks, wanted, output, judge, seed=spec.seed or 0, two_context_share=two_context_share, embedder=embedder, resume=resume, on_candidate=on_candidate, rewrites=rewrites,
         )
     finally:
         judge.close()

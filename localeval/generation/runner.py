@@ -26,7 +26,7 @@ from localeval.generation.attribution import UNJUDGED, Attribution
 from localeval.generation.checks import EMPTY, Duplicates, copy_overlap, copy_refusal, question_refusal, standalone_refusal
 from localeval.generation.documents import Chunk
 from localeval.generation.planning import TWO, Candidate, candidates
-from localeval.generation.writing import single_messages, two_messages, write
+from localeval.generation.writing import rewrite, single_messages, two_messages, write
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
 
@@ -41,6 +41,7 @@ class GenerateSummary:
     candidates: int = 0
     kept_by_kind: Counter[str] = field(default_factory=Counter)
     rejected: Counter[str] = field(default_factory=Counter)
+    rewritten: int = 0  # kept rows whose question was a near-copy asked again in other words
     duplicate_measure: str = ""
     shortfall: str | None = None
     seconds: float = 0.0
@@ -49,7 +50,7 @@ class GenerateSummary:
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "requested": self.requested, "kept": self.kept, "candidates": self.candidates,
-            "kept_by_kind": dict(sorted(self.kept_by_kind.items())), "rejected": dict(sorted(self.rejected.items())),
+            "kept_by_kind": dict(sorted(self.kept_by_kind.items())), "kept_rewritten": self.rewritten, "rejected": dict(sorted(self.rejected.items())),
             "rejected_share": round(sum(self.rejected.values()) / self.candidates, 4) if self.candidates else 0.0,
             "near_duplicates_by": self.duplicate_measure, "shortfall": self.shortfall, "generator": self.generator,
         }
@@ -59,7 +60,7 @@ class GenerateSummary:
         kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in sorted(self.kept_by_kind.items())) or "none"
         refused = ", ".join(f"{reason} {count}" for reason, count in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
         lines = [
-            f"generate: kept {self.kept} of {self.requested} rows asked ({kinds}) from {self.candidates} candidates; rejected: {refused}",
+            f"generate: kept {self.kept} of {self.requested} rows asked ({kinds}; {self.rewritten} rewritten from a near-copy) from {self.candidates} candidates; rejected: {refused}",
             f"generate: near-duplicates measured by {self.duplicate_measure}",
         ]
         if self.shortfall:
@@ -129,9 +130,10 @@ def done_rows(path: str, seed: int, generator: dict[str, Any], keys: set[str]) -
 
 def generate(
     chunks: list[Chunk], wanted: int, output: str, judge: Judge, *, seed: int = 0, two_context_share: float = 0.25, embedder: Any | None = None,
-    resume: bool = False, language: str = "en", on_candidate: Callable[[GenerateSummary], None] = lambda _: None,
+    resume: bool = False, language: str = "en", on_candidate: Callable[[GenerateSummary], None] = lambda _: None, rewrites: bool = True,
 ) -> GenerateSummary:
-    """Write up to `wanted` checked rows to `output` (JSON Lines, ragas' testset field names)."""
+    """Write up to `wanted` checked rows to `output` (JSON Lines, ragas' testset field names);
+    `rewrites`: a near-copy question is asked once more in other words before it is refused."""
     started = time.monotonic()
     description = judge.describe()
     generator = {"model": description.get("model"), "sha256": description.get("sha256")}
@@ -144,7 +146,7 @@ def generate(
     summary.duplicate_measure = duplicates.measure
     attribution = Attribution(judge)
     with open(output, "a", encoding="utf-8") as out:
-        _walk(plan, wanted, done, out, judge, attribution, duplicates, summary, seed, generator, language, on_candidate)
+        _walk(plan, wanted, done, out, judge, attribution, duplicates, summary, seed, generator, language, on_candidate, rewrites)
     if summary.kept < wanted:
         summary.shortfall = (
             f"every candidate these documents give was tried ({summary.candidates}: {len(chunks)} chunks, "
@@ -158,7 +160,7 @@ def generate(
 def _walk(
     plan: Iterable[Candidate], wanted: int, done: dict[str, dict[str, Any]], out: IO[str], judge: Judge, attribution: Attribution,
     duplicates: Duplicates, summary: GenerateSummary, seed: int, generator: dict[str, Any], language: str,
-    on_candidate: Callable[[GenerateSummary], None],
+    on_candidate: Callable[[GenerateSummary], None], rewrites: bool,
 ) -> None:
     for candidate in plan:
         if summary.kept >= wanted:
@@ -166,17 +168,19 @@ def _walk(
         summary.candidates += 1
         if candidate.key in done:
             duplicates.keep(done[candidate.key]["user_input"])
+            summary.rewritten += bool(done[candidate.key]["metadata"].get("rewritten"))
             summary.kept += 1
             summary.kept_by_kind[candidate.kind] += 1
             on_candidate(summary)
             continue
-        row, reason = _tried(candidate, judge, attribution, duplicates, seed, generator, language)
+        row, reason = _tried(candidate, judge, attribution, duplicates, seed, generator, language, rewrites)
         if row is None:
             summary.rejected[reason or EMPTY] += 1
         else:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             out.flush()
             duplicates.keep(row["user_input"])
+            summary.rewritten += bool(row["metadata"].get("rewritten"))
             summary.kept += 1
             summary.kept_by_kind[candidate.kind] += 1
         on_candidate(summary)
@@ -184,19 +188,28 @@ def _walk(
 
 def _tried(
     candidate: Candidate, judge: Judge, attribution: Attribution, duplicates: Duplicates, seed: int, generator: dict[str, Any], language: str,
+    rewrites: bool = True,
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """The candidate's row, or None and the reason it was refused (cheapest checks first)."""
+    """The candidate's row, or None and the reason it was refused (cheapest checks first). A
+    near-copy is asked once more in other words (`rewrites`) and checked again; the row says so."""
     texts = [chunk.text for chunk in candidate.chunks]
     messages = two_messages(texts[0], texts[1], candidate.entity or "") if candidate.kind == TWO else single_messages(texts[0])
     try:
         written = write(judge, messages, UsageTally())
+        question, answer = written.question, written.answer
+        if len(question) < 8 or not answer:
+            return None, EMPTY
+        overlap = copy_overlap(question, texts, language)
+        rewritten = False
+        if rewrites and copy_refusal(overlap) and not question_refusal(question, language):
+            question, rewritten = rewrite(judge, texts, question, UsageTally()), True
+            overlap = copy_overlap(question, texts, language)
     except JudgeError:  # the chunks do not fit the judge's window, or the answer did not end
         return None, UNJUDGED
-    question, answer = written.question, written.answer
-    if len(question) < 8 or not answer:
-        return None, EMPTY
-    overlap = copy_overlap(question, texts, language)
     reason = question_refusal(question, language) or standalone_refusal(question) or copy_refusal(overlap) or duplicates.refusal(question) or attribution.refusal(question, answer, texts)
     if reason is not None:
         return None, reason
-    return _row(candidate, question, answer, overlap, seed, generator), None
+    row = _row(candidate, question, answer, overlap, seed, generator)
+    if rewritten:
+        row["metadata"]["rewritten"] = True
+    return row, None

@@ -35,6 +35,30 @@ TWO_USER = (
 )
 
 
+REWRITE_USER = (
+    "Passage:\n{passage}\n\nQuestion: {question}\n\n"
+    "This question copies the passage's wording. Rewrite it as a user who has not read the passage would ask it: "
+    "the same fact, other words (synonyms, another order), the names kept, no run of more than three words from the passage."
+)
+
+
+class Rewritten(BaseModel):
+    """The judge's question asked again in its own words."""
+
+    question: str = Field(min_length=8, max_length=QUESTION_CHARS)
+
+
+def rewrite_messages(passages: list[str], question: str) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": REWRITE_USER.format(passage="\n\n".join(passages), question=question)}]
+
+
+def rewrite(judge: Judge, passages: list[str], question: str, tally: UsageTally) -> str:
+    """A near-copy asked again in other words (the answer stays: it is the same fact)."""
+    written, usage = judge.ask(rewrite_messages(passages, question), Rewritten, WRITE_TOKENS)
+    tally.add(usage)
+    return " ".join(written.question.split())
+
+
 class Written(BaseModel):
     """The judge's candidate: the question first (the answer is written knowing it)."""
 
