@@ -330,7 +330,8 @@ def store_info(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> StoreInfo:
         if not path.exists():
             return StoreInfo(path, False, 0, 0, 0, max_bytes, None, None)
         if reason is not None:
-            return StoreInfo(path, True, 0, 0, 0, max_bytes, None, f"{reason}: not a verdict cache", foreign=True)
+            size = path.stat().st_size if path.is_file() else 0  # a FIFO or a device is looked at, never opened
+            return StoreInfo(path, True, size, 0, 0, max_bytes, None, f"{reason}: not a verdict cache", foreign=True)
         file_bytes = sum(p.stat().st_size for p in _files(path) if p.is_file())
         if file_bytes == 0:
             return StoreInfo(path, True, 0, 0, 0, max_bytes, None, None)
