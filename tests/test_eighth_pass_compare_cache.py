@@ -408,3 +408,14 @@ def test_another_verifier_file_is_another_key(tmp_path: Path) -> None:
         finally:
             verifier.sha256 = shipped
         assert (kept.hits, kept.misses) == (1, 2)
+
+
+def test_a_runs_judge_and_verifier_stores_say_what_is_wrong_with_the_file_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    app = tmp_path / "app.db"
+    a_users_database(app)
+    judge, verifier = VerdictStore(app), VerdictStore(app)  # one run: the judge's answers and the verifier's, one file
+    judge.close()
+    verifier.close()
+    assert capsys.readouterr().err.count("warning") == 1
+    VerdictStore(app).close()  # the next run says it again
+    assert capsys.readouterr().err.count("warning") == 1

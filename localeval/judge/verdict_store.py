@@ -22,6 +22,7 @@ import stat
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -83,7 +84,19 @@ class StoreInfo:
     foreign: bool = False  # no sqlite file at all: not a cache, `cache clear` leaves it alone
 
 
-def _warn(message: str) -> None:
+# What was said about a file while a store of it is open: a run's judge and its verifier keep their
+# answers in one file, and what is wrong with it is said once, not once per store.
+_said: dict[Path, set[str]] = {}
+_holders: Counter[Path] = Counter()
+_said_lock = threading.Lock()
+
+
+def _warn(message: str, path: Path | None = None) -> None:
+    with _said_lock:
+        if path is not None:
+            if message in _said.setdefault(path, set()):
+                return
+            _said[path].add(message)
     sys.stderr.write(f"localeval: warning: {message}\n")
     sys.stderr.flush()
 
@@ -107,6 +120,9 @@ class VerdictStore:
         self._pending: list[tuple[bytes, str, bytes, int, int]] = []
         self._touched: set[bytes] = set()
         self._writes_since_evict = 0
+        self._held = True
+        with _said_lock:
+            _holders[path] += 1
         try:
             self._connection = self._open()
         except (sqlite3.Error, OSError, CacheUnusable) as error:
@@ -177,7 +193,7 @@ class VerdictStore:
             # hold: read it as immutable (nothing can write it there either).
             connection = self._read_only("mode=ro&immutable=1")
         self.readable = True
-        _warn(f"the verdict cache {self.path} cannot be written; its answers are read, new ones are not kept")
+        _warn(f"the verdict cache {self.path} cannot be written; its answers are read, new ones are not kept", self.path)
         self._warned = True
         return connection
 
@@ -206,7 +222,7 @@ class VerdictStore:
             reason = str(error) or type(error).__name__
             damaged = isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
             fix = "; `localeval cache clear` starts it afresh" if (damaged or isinstance(error, CacheUnusable)) and not isinstance(error, NotACache) else ""
-            _warn(f"the verdict cache {self.path} cannot be used ({reason}): {what}{fix}")
+            _warn(f"the verdict cache {self.path} cannot be used ({reason}): {what}{fix}", self.path)
 
     # -- entries ----------------------------------------------------------------
 
@@ -298,6 +314,13 @@ class VerdictStore:
                     pass
                 self._connection = None
             self.readable = self.writable = False
+            if self._held:
+                self._held = False
+                with _said_lock:
+                    _holders[self.path] -= 1
+                    if _holders[self.path] <= 0:
+                        del _holders[self.path]
+                        _said.pop(self.path, None)
 
 
 def _is_locked(error: sqlite3.OperationalError) -> bool:
