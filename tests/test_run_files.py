@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke, result_rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "retrieval"
 RANK = ["-m", "ndcg_at_k", "-m", "reciprocal_rank", "-m", "average_precision", "-m", "precision_at_k", "-m", "recall_at_k", "-m", "hit_rate_at_k", "-m", "r_precision"]
@@ -154,3 +156,20 @@ def test_rank_movers_read_only_the_shape_they_know():
     assert relevant_id_moves({"ranks": ["a"], "missing": []}, good) == []
     lost = relevant_id_moves(good, {"ranks": {}, "missing": ["a"]})
     assert lost == [("relevant_id_lost", "relevant id 'a' not retrieved in the candidate, at rank 2 in the base", {"relevant_id": "a", "base_rank": 2, "candidate_rank": None})]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(alphabet=st.sampled_from(list("q0dQ1 .\t-e{}\":,x\u00e9\n\r")), max_size=40), max_size=8), st.binary(max_size=30))
+def test_any_run_or_qrels_file_is_read_or_refused_by_line(tmp_path: Path, lines: list[str], raw: bytes):
+    """Whatever the files hold: a ranking, or an InputError naming the file and a line, never another exception."""
+    from localeval.data.trec import read_qrels, read_queries, read_run
+    from localeval.errors import InputError
+
+    for content in ("\n".join(lines).encode("utf-8"), raw):
+        path = tmp_path / "file.txt"
+        path.write_bytes(content)
+        for reader in (read_run, read_qrels, read_queries):
+            try:
+                reader(str(path))
+            except InputError as error:
+                assert error.path == str(path) and error.line >= 1

@@ -32,7 +32,7 @@ def check_retrieval_files(settings: RunSettings) -> None:
         return
     if settings.input == STDIO:
         raise ConfigError("--qrels: INPUT is then the run file, which is read from a file, not standard input")
-    for option, path in (("--qrels", settings.qrels), ("--queries", settings.queries)):
+    for option, path in (("INPUT, the run file,", settings.input), ("--qrels", settings.qrels), ("--queries", settings.queries)):
         if path is not None and not Path(path).is_file():
             raise ConfigError(f"{option} {path}: not a file")
     if settings.map:
