@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,14 @@ def test_any_run_or_qrels_file_is_read_or_refused_by_line(tmp_path: Path, lines:
                 reader(str(path))
             except InputError as error:
                 assert error.path == str(path) and error.line >= 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_qrels_file_is_named(tmp_path: Path):
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 bm25\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    qrels.chmod(0)
+    code, output = score(run, "--qrels", qrels, "-m", "ndcg_at_k", "-q")
+    assert code == 2 and f"cannot read {qrels}" in output

@@ -46,8 +46,11 @@ def samples_from_run_files(settings: RunSettings) -> Iterator[RunSettings]:
     """The settings of the same run with INPUT the samples read from the run, qrels and queries
     files (a JSON Lines file removed when the run ends) and `read_from` naming those files."""
     assert settings.qrels is not None  # the caller's condition
-    run, qrels = read_run(settings.input), read_qrels(settings.qrels)
-    queries = read_queries(settings.queries) if settings.queries is not None else None
+    try:
+        run, qrels = read_run(settings.input), read_qrels(settings.qrels)
+        queries = read_queries(settings.queries) if settings.queries is not None else None
+    except OSError as error:  # a file that vanished or may not be read: named, exit 2
+        raise ConfigError(f"cannot read {error.filename}: {error.strerror}") from None
     read_from = {"run": settings.input, "qrels": settings.qrels, **({"queries": settings.queries} if settings.queries else {})}
     with tempfile.TemporaryDirectory(prefix="localeval-run-") as folder:
         converted = Path(folder) / SAMPLES_NAME
