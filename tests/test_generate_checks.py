@@ -10,11 +10,14 @@ from conftest import invoke
 
 from localeval.errors import ConfigError, InputError
 from localeval.generation.checks import (
+    ANSWER_ASKS,
+    ANSWER_CUT_OFF,
     NEAR_COPY,
     NEAR_DUPLICATE,
     NOT_A_QUESTION,
     NOT_STANDALONE,
     Duplicates,
+    answer_refusal,
     copy_overlap,
     copy_refusal,
     question_refusal,
@@ -169,6 +172,16 @@ def test_a_question_is_one_sentence_ending_in_a_question_mark():
     assert question_refusal("Where was Marie Curie born?") is None
     assert question_refusal("Marie Curie was born in Warsaw.") == NOT_A_QUESTION
     assert question_refusal("Marie Curie was born in 1867. The answer is: when was she born?") == NOT_A_QUESTION
+
+
+def test_a_reference_cut_off_by_the_grammar_or_asking_a_question_is_refused():
+    assert answer_refusal("Marie Curie was born in Warsaw.", 240) is None
+    assert answer_refusal("x" * 239, 240) == ANSWER_CUT_OFF
+    assert answer_refusal("Who played Thelma Lou? Betty Lynn did.", 240) == ANSWER_ASKS
+
+
+def test_dates_and_nationalities_are_no_shared_entity():
+    assert entities("Born on 17 September 1899, the Canadian actor starred in The Andy Griffith Show.") == {"Andy Griffith Show"}
 
 
 def test_near_duplicates_by_word_overlap_without_the_embedding_model():

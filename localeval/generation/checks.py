@@ -17,6 +17,8 @@ NEAR_COPY = "near_copy"
 NOT_STANDALONE = "not_standalone"
 NEAR_DUPLICATE = "near_duplicate"
 NOT_A_QUESTION = "not_a_question"
+ANSWER_CUT_OFF = "answer_cut_off"
+ANSWER_ASKS = "answer_asks"
 EMPTY = "empty"
 # A question is a near-copy when this share of its words is one run of words of a context
 # sentence: "What is the boiling point of water at sea level?" against "The boiling point of
@@ -92,6 +94,17 @@ def question_refusal(question: str, language: str = "en") -> str | None:
     text = question.strip()
     if not text.endswith("?") or len(split_sentences(text, language)) > 1:
         return NOT_A_QUESTION
+    return None
+
+
+def answer_refusal(answer: str, limit: int) -> str | None:
+    """ANSWER_CUT_OFF for a reference that reached the schema's length (the grammar ended it
+    mid-word: "He is also known for the proof of theMil"), ANSWER_ASKS for one holding a question
+    (a small model repeats the question before answering it)."""
+    if len(answer) >= limit - 1:
+        return ANSWER_CUT_OFF
+    if "?" in answer:
+        return ANSWER_ASKS
     return None
 
 

@@ -26,8 +26,13 @@ SHARED_ENTITY = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9'-]{2,}(?:\s+[A
 NOT_NAMES = frozenset(
     {"The", "This", "That", "These", "Those", "There", "Their", "They", "When", "What", "Which", "Where", "While", "With", "For", "From",
      "And", "But", "However", "Also", "After", "Before", "During", "Its", "His", "Her", "Our", "You", "Your", "In", "On", "At", "As", "An",
-     "It", "He", "She", "We", "If", "To", "Of", "By", "Figure", "Table", "Section", "Chapter", "Note", "See", "All", "Each", "Some"}
+     "It", "He", "She", "We", "If", "To", "Of", "By", "Figure", "Table", "Section", "Chapter", "Note", "See", "All", "Each", "Some",
+     # dates name no entity: two paragraphs that both hold "September" share nothing to ask about
+     "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+     "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 )
+# A single word ending so is a nationality or a language ("Canadian", "English", "Japanese"), not an entity two chunks share.
+ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ic", "ian")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ def entities(text: str) -> set[str]:
         words = match.group(1).split()
         while words and words[0] in NOT_NAMES:
             words = words[1:]
+        if len(words) == 1 and words[0].endswith(ADJECTIVE_ENDINGS):
+            continue
         if words:
             found.add(" ".join(words))
     return found

@@ -23,10 +23,10 @@ from typing import IO, Any
 
 from localeval.errors import ConfigError, InputError, JudgeError
 from localeval.generation.attribution import UNJUDGED, Attribution
-from localeval.generation.checks import EMPTY, Duplicates, copy_overlap, copy_refusal, question_refusal, standalone_refusal
+from localeval.generation.checks import EMPTY, Duplicates, answer_refusal, copy_overlap, copy_refusal, question_refusal, standalone_refusal
 from localeval.generation.documents import Chunk
 from localeval.generation.planning import TWO, Candidate, candidates
-from localeval.generation.writing import rewrite, single_messages, two_messages, write
+from localeval.generation.writing import ANSWER_CHARS, rewrite, single_messages, two_messages, write
 from localeval.judge import Judge
 from localeval.judge.reading import UsageTally
 
@@ -206,7 +206,7 @@ def _tried(
             overlap = copy_overlap(question, texts, language)
     except JudgeError:  # the chunks do not fit the judge's window, or the answer did not end
         return None, UNJUDGED
-    reason = question_refusal(question, language) or standalone_refusal(question) or copy_refusal(overlap) or duplicates.refusal(question) or attribution.refusal(question, answer, texts)
+    reason = question_refusal(question, language) or answer_refusal(answer, ANSWER_CHARS) or standalone_refusal(question) or copy_refusal(overlap) or duplicates.refusal(question) or attribution.refusal(question, answer, texts)
     if reason is not None:
         return None, reason
     row = _row(candidate, question, answer, overlap, seed, generator)
