@@ -545,7 +545,7 @@ def test_compare_writes_a_report_named_dash_to_standard_output_alone_and_refuses
     results = tmp_path / "r.jsonl"
     assert run_score(write_jsonl([RECALLED]), "-m", "id_context_recall", "-o", results).exit_code == 0
     readers = {"--json": lambda text: "id_context_recall" in json.loads(text)["metrics"],
-               "--markdown": lambda text: text.startswith("## localeval compare") and "| id_context_recall | 1 |" in text,
+               "--markdown": lambda text: text.startswith("**localeval compare**") and "| id_context_recall | 1 |" in text,
                "--junit-xml": lambda text: ElementTree.fromstring(text).tag == "testsuites"}
     for option, whole in readers.items():
         shown = invoke(["compare", str(results), str(results), option, "-"])
