@@ -10,6 +10,7 @@ from conftest import invoke
 
 from localeval.errors import ConfigError, InputError
 from localeval.generation.checks import (
+    ANSWER_ABOUT_SOURCE,
     ANSWER_ASKS,
     ANSWER_CUT_OFF,
     NEAR_COPY,
@@ -178,6 +179,7 @@ def test_a_reference_cut_off_by_the_grammar_or_asking_a_question_is_refused():
     assert answer_refusal("Marie Curie was born in Warsaw.", 240) is None
     assert answer_refusal("x" * 239, 240) == ANSWER_CUT_OFF
     assert answer_refusal("Who played Thelma Lou? Betty Lynn did.", 240) == ANSWER_ASKS
+    assert answer_refusal("The passage discusses the effectiveness of HPV testing.", 240) == ANSWER_ABOUT_SOURCE
 
 
 def test_dates_and_nationalities_are_no_shared_entity():

@@ -19,6 +19,7 @@ NEAR_DUPLICATE = "near_duplicate"
 NOT_A_QUESTION = "not_a_question"
 ANSWER_CUT_OFF = "answer_cut_off"
 ANSWER_ASKS = "answer_asks"
+ANSWER_ABOUT_SOURCE = "answer_about_source"
 EMPTY = "empty"
 # A question is a near-copy when this share of its words is one run of words of a context
 # sentence: "What is the boiling point of water at sea level?" against "The boiling point of
@@ -100,11 +101,14 @@ def question_refusal(question: str, language: str = "en") -> str | None:
 def answer_refusal(answer: str, limit: int) -> str | None:
     """ANSWER_CUT_OFF for a reference that reached the schema's length (the grammar ended it
     mid-word: "He is also known for the proof of theMil"), ANSWER_ASKS for one holding a question
-    (a small model repeats the question before answering it)."""
+    (a small model repeats the question before answering it), ANSWER_ABOUT_SOURCE for one that
+    speaks of "the passage" or "the study"."""
     if len(answer) >= limit - 1:
         return ANSWER_CUT_OFF
     if "?" in answer:
         return ANSWER_ASKS
+    if SOURCE_REFERENCES.search(answer):
+        return ANSWER_ABOUT_SOURCE  # "The passage discusses ...": about the text, not a fact a retriever's answer could state
     return None
 
 
