@@ -48,6 +48,7 @@ SIZES = (10, 15, 20, 50, 100, 200, 1000)
 DIFFERENCES = (0.0, 0.05, 0.1, 0.2)
 CORRELATIONS = (0.0, 0.5, 0.9)
 TARGET = 0.94
+CONFIRM_DRAWS = 5  # a cell under TARGET is drawn again this many times as often
 SPREAD_WIDTH_TARGET = 1.2  # spread cells: the shipped mean width over the plain paired t's, at most
 BLOCK = 500_000  # draws x samples x parts generated at once, to bound memory
 SAMPLE_EFFECT = 0.5  # ratios: the share of a statement's latent variance its sample shares
@@ -272,7 +273,7 @@ def main() -> None:
           "| mean width at correlation 0 / 0.5 / 0.9 | previous rule, same | plain paired t, same |")
     print("|---|---|---|---|---|---|---|---|")
     lowest = {"shipped": 1.0, "previous": 1.0, "plain": 1.0}
-    failing: list[str] = []
+    failing: list[tuple[str, int, float, float, float]] = []
     spread_ratios: list[tuple[float, float, str]] = []
     for name, make in SHAPES.items():
         shapes = {d: make(d) for d in DIFFERENCES}
@@ -292,13 +293,22 @@ def main() -> None:
                     where = f"{name}, n {n}, difference {d:g}, correlation {rho:g}"
                     spread_ratios.append((cell.width / cell.plain_width, cell.previous_width / cell.plain_width, where))
                 if cell.coverage < TARGET:
-                    failing.append(f"{name}, n {n}, difference {d:g}, correlation {rho:g}: {cell.coverage:.3f}")
+                    failing.append((name, n, d, rho, cell.coverage))
             lowest = {"shipped": min(lowest["shipped"], low.coverage), "previous": min(lowest["previous"], previous_low),
                       "plain": min(lowest["plain"], plain_low)}
     print(f"\nlowest coverage over every cell: {lowest['shipped']:.3f} (previous rule {lowest['previous']:.3f}, "
           f"plain paired t {lowest['plain']:.3f}); cells under {TARGET}: {len(failing)}")
-    for line in failing:
-        print(f"  {line}")
+    # With hundreds of cells, an interval that covers 0.945 reads under 0.94 in some of them by chance
+    # (4,000 draws measure a coverage within about 0.0035): each such cell is drawn again, 5 times
+    # as often, from a generator of its own, and that measurement is the one that counts.
+    confirmed_under = 0
+    for name, n, d, rho, coverage in failing:
+        again = run_cell(SHAPES[name](d), n, rho, CONFIRM_DRAWS * args.draws, np.random.default_rng([args.seed, n, int(1000 * d), int(10 * rho)]))
+        confirmed_under += again.coverage < TARGET
+        print(f"  {name}, n {n}, difference {d:g}, correlation {rho:g}: {coverage:.3f}; drawn again {CONFIRM_DRAWS * args.draws:,} times: "
+              f"{again.coverage:.3f} (previous rule {again.previous_coverage:.3f}, plain paired t {again.plain_coverage:.3f})")
+    if failing:
+        print(f"cells under {TARGET} once drawn again: {confirmed_under}")
     if spread_ratios:
         ratio, previous, where = max(spread_ratios)
         print(f"spread cells ({len(spread_ratios)}): mean width over the plain paired t's: mean {np.mean([r[0] for r in spread_ratios]):.2f}, "
