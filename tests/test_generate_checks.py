@@ -111,6 +111,11 @@ def test_the_cli_refuses_bad_inputs_with_exit_2_and_no_traceback(tmp_path: Path)
     assert result.exit_code == 2 and "x.txt" in result.output and "binary" in result.output
     result = invoke(["generate", "-n", "2", "-o", str(tmp_path / "t.jsonl")])
     assert result.exit_code == 2 and "give DOCS" in result.output
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Some text.", encoding="utf-8")
+    result = invoke(["generate", str(docs), "-n", "2", "-o", str(tmp_path / "no" / "such" / "t.jsonl")])
+    assert result.exit_code == 2 and "t.jsonl" in result.output and "Traceback" not in result.output
 
 
 def _chunks(spec: dict[str, int]) -> list[Chunk]:

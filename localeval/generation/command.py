@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localeval.data.files import atomic_text, refuse_overlaps
+from localeval.data.files import atomic_text, cannot_write, refuse_overlaps
 from localeval.errors import ConfigError
 from localeval.generation.chunking import chunk_documents
 from localeval.generation.documents import Chunk, read_chunks, read_folder
@@ -67,6 +67,10 @@ def run_generate(
     read = {"DOCS": docs or "", "--chunks": chunks_path or "", "the verdict cache": str(cache_path(judge_settings.get("cache")) or ""), **store.files_a_run_reads(judge_settings.get("model"))}
     refuse_overlaps(read, {"-o": output, "the summary": summary_path(output), "--chunks-out": chunks_out or ""})
     chunks = read_input(docs, chunks_path, chunk_size)
+    try:  # before the judge is loaded: a folder that does not exist is the user's to fix now, not after minutes
+        open(output, "a", encoding="utf-8").close()
+    except OSError as exc:
+        raise cannot_write("the test set to", output, exc) from None
     if chunks_out:
         write_chunks(chunks, chunks_out)
     spec = JudgeSpec.of(judge_settings, "generate")
