@@ -150,7 +150,9 @@ def test_judge_metrics_on_ray_equal_a_local_run_and_resume_it(cluster, write_jso
 
 @pytest.mark.judge
 def test_a_worker_killed_mid_run_changes_nothing(cluster, write_jsonl, tmp_path, small_model_path):
-    data = write_jsonl(samples(12))
+    # 36 samples: enough batches that the watcher, polling every 5 ms, finds one being scored on an
+    # idle fast machine too (with 12, a CI run on an idle machine once saw none: the test proved nothing).
+    data = write_jsonl(samples(36))
     local, distributed = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
     args = ["score", str(data), "-m", "context_recall", "--no-verifier", "--model", str(small_model_path), "--n-ctx", "2048", "--threads", str(THREADS), "--no-timing", "-q"]
     assert subprocess.run([sys.executable, "-m", "localeval", *args, "-o", str(local)], capture_output=True).returncode == 0
@@ -168,7 +170,7 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, write_jsonl, tmp_path,
                 os.kill(int(found[0]), signal.SIGKILL)
                 killed.append(int(found[0]))
                 return
-            finished.wait(0.02)
+            finished.wait(0.005)
 
     killer = threading.Thread(target=kill_a_worker)
     killer.start()
