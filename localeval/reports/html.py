@@ -30,7 +30,7 @@ STYLE = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1b1f24}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;table-layout:auto}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-td{max-width:40em;overflow-wrap:break-word;unicode-bidi:isolate}td.text{overflow-wrap:anywhere}td.num{white-space:nowrap}
+td{max-width:40em;overflow-wrap:break-word;unicode-bidi:isolate}td.text{overflow-wrap:anywhere;min-width:8ch}td.num{white-space:nowrap}
 th{background:#f6f8fa}th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#8c959f}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.fail{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #d0d7de;padding:8px}figcaption{font-weight:600}pre{white-space:pre-wrap;max-width:900px;margin:4px 0}
