@@ -40,7 +40,7 @@ COLOURS = {"worse": "#b3261e", "better": "#1a7f37", "no difference shown": "#576
 GATE_COLOUR = "#bc4c00"
 EXTRA_STYLE = """
 .better{color:#1a7f37}.verdict{font-size:16px;font-weight:600}.plots{display:flex;flex-wrap:wrap;gap:16px}
-#pairs tr.level td{color:#57606a}.controls{margin:8px 0}.controls label{margin-right:16px}
+#pairs tr.level td{color:#57606a}.controls{margin:8px 0}.controls label{margin-right:16px}svg{max-width:100%;height:auto}
 """
 MAX_PAIR_ROWS = 20_000  # rows of the table of every pair; past it the level pairs go first, and it says so
 MAX_POINTS = 2_000  # distinct points a scatter draws; past it scores are rounded to 2 decimals
