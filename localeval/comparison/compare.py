@@ -17,18 +17,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from localeval.comparison.inputs import GOLD_FIELDS, RecordedInput, ScoredSample, read_recorded_input, recorded_input_path
-from localeval.comparison.movers import Mover, quote, what_changed
+from localeval.comparison.movers import Mover, what_changed
+from localeval.comparison.quoting import quote
 from localeval.comparison.runs import ComparedRun, no_cycle_collection, read_run
 from localeval.comparison.setup import InputFiles, SetupDifference, input_files, setup_differences
 from localeval.data.results import INPUT_ERROR_KEY, Outcome, ResultRow
 from localeval.errors import EXIT_OK, EXIT_USAGE, ConfigError
-from localeval.stats.gates import DropGate, GateOn, check_gate_on, drop_gate
+from localeval.stats.gates import EVERY_METRIC, DropGate, GateOn, check_gate_on, drop_gate
 from localeval.stats.paired import PairedDifference, Verdict, paired_difference
 
 EXIT_GATE_FAILED = 1
 DEFAULT_SHOW = 5
 DEFAULT_MAX_DROP_ON: GateOn = "fail-if-confidently-below"
-EVERY_METRIC = "all"  # --max-drop all=VALUE: a gate on every compared metric (a NAME=VALUE beside it wins for NAME)
 MAX_LISTED = 50  # unpaired samples listed per kind in the reports; the JSON lists them all
 Side = Literal["base", "candidate", "both"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.comparison.inputs import ScoredSample
+from localeval.comparison.quoting import quote, short
 from localeval.comparison.rank_movers import relevant_id_moves
 
 MAX_CHANGES = 8  # changes listed per sample and metric; the rest are counted
-MAX_TEXT = 160  # characters of a statement, context or unit quoted
 BEFORE_DIFFERENCE = 40  # characters of a changed response shown before its first difference
 
 # The changes read from the recorded inputs, not from a metric's details: the same for every
@@ -65,24 +65,6 @@ class Mover:
             "id": self.id, "base_line": self.base_line, "candidate_line": self.candidate_line, "base": self.base, "candidate": self.candidate,
             "changes": [change.to_json_dict() for change in self.changes],
         }
-
-
-def short(text: Any, limit: int = MAX_TEXT) -> str:
-    """A text on one line (runs of white space as one space), cut to `limit` characters."""
-    found = " ".join(str(text).split())
-    return found if len(found) <= limit else found[: limit - 3] + "..."
-
-
-def quote(text: Any, limit: int = MAX_TEXT) -> str:
-    """A text shortened and quoted for a sentence, with no escaping: in single quotes, in double
-    quotes when it holds a single quote, in curly quotes when it holds both. (Python's repr added
-    backslashes that every report then showed: `never mentions \\'maria\\'`.)"""
-    text = short(text, limit)
-    if "'" not in text:
-        return f"'{text}'"
-    if '"' not in text:
-        return f'"{text}"'
-    return f"\u201c{text}\u201d"
 
 
 def _statements(details: dict[str, Any] | None, key: str = "statements", verdict: str = "attributed") -> dict[str, dict[str, Any]]:

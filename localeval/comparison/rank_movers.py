@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localeval.comparison.quoting import quote
+
 MAX_ID = 80  # characters of an id quoted
 
 
@@ -35,7 +37,7 @@ def relevant_id_moves(base: dict[str, Any] | None, candidate: dict[str, Any] | N
     moved.sort(key=lambda move: -abs((move[1] or 0) - (move[2] or 0)) if move[1] and move[2] else 0)
     changes = []
     for doc, old, new in moved:
-        shown = repr(doc if len(doc) <= MAX_ID else doc[: MAX_ID - 3] + "...")
+        shown = quote(doc, MAX_ID)
         fields = {"relevant_id": doc[:MAX_ID], "base_rank": old, "candidate_rank": new}
         if old is None:
             changes.append(("relevant_id_retrieved", f"relevant id {shown} retrieved at rank {new} in the candidate, not retrieved in the base", fields))

@@ -28,7 +28,6 @@ from localeval.generation.documents import Chunk
 from localeval.generation.planning import TWO, Candidate, candidates
 from localeval.generation.writing import ANSWER_CHARS, rewrite, single_messages, two_messages, write
 from localeval.judge import Judge
-from localeval.judge.reading import UsageTally
 
 
 @dataclass
@@ -195,14 +194,14 @@ def _tried(
     texts = [chunk.text for chunk in candidate.chunks]
     messages = two_messages(texts[0], texts[1], candidate.entity or "") if candidate.kind == TWO else single_messages(texts[0])
     try:
-        written = write(judge, messages, UsageTally())
+        written = write(judge, messages)
         question, answer = written.question, written.answer
         if len(question) < 8 or not answer:
             return None, EMPTY
         overlap = copy_overlap(question, texts, language)
         rewritten = False
         if rewrites and copy_refusal(overlap) and not question_refusal(question, language):
-            question, rewritten = rewrite(judge, texts, question, UsageTally()), True
+            question, rewritten = rewrite(judge, texts, question), True
             overlap = copy_overlap(question, texts, language)
     except JudgeError:  # the chunks do not fit the judge's window, or the answer did not end
         return None, UNJUDGED

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from localeval.judge import Judge, Message
-from localeval.judge.reading import UsageTally
 
 QUESTION_CHARS = 160
 ANSWER_CHARS = 240
@@ -52,10 +51,9 @@ def rewrite_messages(passages: list[str], question: str) -> list[Message]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": REWRITE_USER.format(passage="\n\n".join(passages), question=question)}]
 
 
-def rewrite(judge: Judge, passages: list[str], question: str, tally: UsageTally) -> str:
+def rewrite(judge: Judge, passages: list[str], question: str) -> str:
     """A near-copy asked again in other words (the answer stays: it is the same fact)."""
-    written, usage = judge.ask(rewrite_messages(passages, question), Rewritten, WRITE_TOKENS)
-    tally.add(usage)
+    written, _ = judge.ask(rewrite_messages(passages, question), Rewritten, WRITE_TOKENS)
     return " ".join(written.question.split())
 
 
@@ -74,8 +72,7 @@ def two_messages(first: str, second: str, entity: str) -> list[Message]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TWO_USER.format(first=first, second=second, entity=entity)}]
 
 
-def write(judge: Judge, messages: list[Message], tally: UsageTally) -> Written:
+def write(judge: Judge, messages: list[Message]) -> Written:
     """The judge's question and answer, whitespace tidied (a newline the grammar let through)."""
-    written, usage = judge.ask(messages, Written, WRITE_TOKENS)
-    tally.add(usage)
+    written, _ = judge.ask(messages, Written, WRITE_TOKENS)
     return Written.model_construct(question=" ".join(written.question.split()), answer=" ".join(written.answer.split()))

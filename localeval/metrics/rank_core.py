@@ -110,11 +110,6 @@ def ideal_dcg(judged: Judged, k: int) -> float:
     return sum(grade / _discount(rank) for rank, grade in enumerate(best, start=1))
 
 
-def ndcg(judged: Judged, k: int) -> float:
-    ideal = ideal_dcg(judged, k)
-    return dcg(judged, k) / ideal if ideal > 0 else math.nan
-
-
 def reciprocal_rank(judged: Judged, cutoff: int | None = None) -> float:
     """1 / the rank of the first relevant id (within the cut-off), 0 when none was retrieved there."""
     if not judged.hits or (cutoff is not None and judged.hits[0][0] > cutoff):

@@ -22,7 +22,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt,
 from localeval.data.files import read_small_file
 from localeval.errors import ConfigError
 from localeval.judge.spec import JudgeSpec
-from localeval.stats.gates import RETIRED_GATE_MODES, GateOn
+from localeval.stats.gates import EVERY_METRIC, RETIRED_GATE_MODES, GateOn
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -215,7 +215,6 @@ def merge_options(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[st
 
 SCORE_GATES = {"thresholds": "--threshold", "min_mean": "--min-mean", "max_mean": "--max-mean"}
 COMPARE_GATES = {"max_drop": "--max-drop"}
-EVERY_METRIC = "all"  # max_drop's gate on every compared metric: never set aside
 
 
 def config_gates(file_values: Mapping[str, Any], narrowed_to: list[str] | None, label: str, gates: Mapping[str, str]) -> tuple[dict[str, Any], str | None]:
