@@ -15,8 +15,10 @@ import pytest
 from conftest import SMALL_MODEL, invoke
 
 from localeval.errors import ConfigError, InputError
+from localeval.generation import attribution, checks
 from localeval.generation.documents import Chunk
 from localeval.generation.runner import generate
+from localeval.generation.writing import ANSWER_CHARS, QUESTION_CHARS, single_messages, write
 from localeval.judge import Message
 from localeval.testing import ScriptedJudge
 
@@ -24,6 +26,10 @@ DOCS = {
     "curie.md": "# Marie Curie\n\nMarie Curie was born in Warsaw in 1867. In 1903 Marie Curie shared the Nobel Prize in Physics with Pierre Curie.",
     "tower.html": "<html><body><p>The Eiffel Tower in Paris was completed on 31 March 1889. The Eiffel Tower is 330 metres tall.</p></body></html>",
 }
+
+
+CHECK_REASONS = {checks.NEAR_COPY, checks.NOT_STANDALONE, checks.NEAR_DUPLICATE, checks.NOT_A_QUESTION, checks.ANSWER_CUT_OFF,
+                 checks.ANSWER_ASKS, checks.ANSWER_ABOUT_SOURCE, checks.EMPTY, attribution.NOT_ATTRIBUTED, attribution.ONE_CONTEXT_SUFFICES}
 
 
 @pytest.fixture
@@ -55,10 +61,24 @@ def test_the_small_judge_generates_well_formed_rows_the_same_for_a_seed(small_mo
     assert summary["kept"] == len(rows) and summary["candidates"] == summary["kept"] + sum(summary["rejected"].values()) == 2
     assert summary["generator"]["model"] == SMALL_MODEL and len(summary["generator"]["sha256"]) == 64
     assert (summary["shortfall"] is None) == (len(rows) == 2)
+    # SmolLM2-135M seldom writes a question a check keeps (it ends few with '?'), so the rows may be
+    # none: every candidate it wrote was then read and refused by a named check, never unreadable.
+    assert summary["shortfall"] or rows
+    assert set(summary["rejected"]) <= CHECK_REASONS, summary["rejected"]
     _check_rows(rows, summary)
     assert invoke(["generate", str(docs), "-o", str(second), *args]).exit_code == 0
     assert second.read_bytes() == first.read_bytes()
     assert (tmp_path / "second.summary.json").read_text() == (tmp_path / "first.summary.json").read_text()
+
+
+@pytest.mark.judge
+def test_the_small_judge_writes_a_bounded_question_and_answer_for_every_passage(small_judge):
+    """The grammar is what makes a row well formed: even the 135M model's answer parses, every
+    field a bounded string, whatever the passage."""
+    for text in [*DOCS.values(), CHUNKS[0].text, "x" * 400]:
+        written = write(small_judge, single_messages(text))
+        assert 8 <= len(written.question) <= QUESTION_CHARS and 2 <= len(written.answer) <= ANSWER_CHARS
+        assert written.question == " ".join(written.question.split()) and written.answer == " ".join(written.answer.split())
 
 
 def _scripted() -> ScriptedJudge:
@@ -91,8 +111,10 @@ def test_a_resume_after_an_interruption_gives_the_uninterrupted_run(tmp_path: Pa
     assert cut.read_bytes() == whole.read_bytes()
     assert resumed.to_json_dict() == summary.to_json_dict()
     assert sum(1 for messages in judge.calls if messages[-1]["content"].startswith("Passage:")) == 3  # the kept row was not written again
+    kept = whole.read_bytes()
     with pytest.raises(ConfigError, match="--resume"):
         generate(CHUNKS, 4, str(whole), _scripted(), seed=3)
+    assert whole.read_bytes() == kept  # a file that holds rows is never overwritten
     with pytest.raises(InputError, match=r"whole.jsonl:1: field 'metadata.seed'"):
         generate(CHUNKS, 4, str(whole), _scripted(), seed=4, resume=True)
     assert generate(CHUNKS, 9, str(tmp_path / "more.jsonl"), _scripted(), seed=3).shortfall is not None
