@@ -157,10 +157,11 @@ def test_a_gate_over_another_setup_is_refused_unless_the_setup_change_is_what_is
         paths.append(out)
     refused = invoke(["compare", str(paths[0]), str(paths[1]), "--max-drop", "nonllm_context_recall=0.1"])
     assert refused.exit_code == 2
-    assert "The runs differ in what a score means:" in refused.output
-    assert 'metrics.nonllm_context_recall.measure: "levenshtein" in the base, "partial_ratio" in the candidate (changes nonllm_context_recall)' in refused.output
-    assert refused.output.count("--allow-setup-change") == 1 and refused.output.count("refused: the runs differ in") == 1  # said once, short
-    (refusal,) = [line for line in refused.output.splitlines() if "--allow-setup-change" in line]
+    assert refused.stdout.startswith("The runs differ in what a score means:")  # the table, on standard output
+    assert 'metrics.nonllm_context_recall.measure: "levenshtein" in the base, "partial_ratio" in the candidate (changes nonllm_context_recall)' in refused.stdout
+    assert "--allow-setup-change" not in refused.stdout and "refused: the runs differ in" not in refused.stdout  # the refusal is an error: standard error only
+    assert refused.stderr.count("--allow-setup-change") == 1 and refused.stderr.count("refused: the runs differ in") == 1  # said once, short
+    (refusal,) = [line for line in refused.stderr.splitlines() if "--allow-setup-change" in line]
     assert refusal.startswith("localeval: error: --max-drop nonllm_context_recall refused") and len(refusal) < 300, refusal
     allowed = invoke(["compare", str(paths[0]), str(paths[1]), "--max-drop", "nonllm_context_recall=0.1", "--allow-setup-change"])
     assert allowed.exit_code == 0, allowed.output
@@ -316,6 +317,7 @@ def test_no_output_may_name_the_config_or_an_input_a_header_records(tmp_path):
     base, candidate = base_and_candidate(tmp_path, [1, 2], [2, 1])
     data = tmp_path / "base.jsonl"  # the input the base's header records, read for the question check
     before = data.read_bytes()
+    results_before = {path: path.read_bytes() for path in (base, candidate)}
     config = tmp_path / "gates.toml"
     config.write_text(f"max_drop = {{ {ID_RECALL} = 0.5 }}\n", encoding="utf-8")
     for args, words in (
@@ -323,9 +325,13 @@ def test_no_output_may_name_the_config_or_an_input_a_header_records(tmp_path):
         (["--markdown", str(config), "--config", str(config)], f"--markdown {config} is the same file as the config file"),
         (["--junit-xml", str(candidate)], f"--junit-xml {candidate} is the same file as CANDIDATE"),
         (["--junit-xml", str(base)], f"--junit-xml {base} is the same file as BASE"),
+        (["--html", str(base)], f"--html {base} is the same file as BASE"),
+        (["--html", str(candidate)], f"--html {candidate} is the same file as CANDIDATE"),
     ):
         result = invoke(["compare", str(base), str(candidate), *args])
-        assert result.exit_code == 2 and words in result.output, (args, result.output)
+        assert result.exit_code == 2 and words in result.stderr and "it would be overwritten" in result.stderr, (args, result.output)
+        assert "Traceback" not in result.output and result.stdout == "", (args, result.stdout)  # refused before any report
+    assert {path: path.read_bytes() for path in (base, candidate)} == results_before
     result = invoke(["report", str(candidate), "--compare-to", str(base), "-o", str(tmp_path / "candidate.jsonl")])
     assert result.exit_code == 2 and "is the same file as the input CANDIDATE records" in result.output
     assert data.read_bytes() == before and config.read_text(encoding="utf-8").startswith("max_drop")

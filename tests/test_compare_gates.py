@@ -79,7 +79,8 @@ def test_another_judge_refuses_the_gates_of_the_metrics_that_asked_it_and_only_t
     assert [(d.key, d.affects) for d in found.setup if d.changes_scores] == [("judge.model", ("faithfulness",))]
     refused = invoke(["compare", str(base), str(candidate), "--max-drop", f"{ID_RECALL}=0.05", "--max-drop", "faithfulness=0.05"])
     assert refused.exit_code == 2
-    (line,) = [line for line in refused.output.splitlines() if "--allow-setup-change" in line]  # said once
+    assert "--allow-setup-change" not in refused.stdout  # the refusal is an error: standard error only
+    (line,) = [line for line in refused.stderr.splitlines() if "--allow-setup-change" in line]  # said once
     assert line == (
         "localeval: error: --max-drop faithfulness refused: the runs differ in judge.model, which changes what its score means; "
         "pass --allow-setup-change if that change is what you compare"
@@ -211,7 +212,8 @@ def test_a_refusal_across_many_differences_stays_one_short_line_and_junit_errors
     junit = tmp_path / "c.xml"
     result = invoke(["compare", str(base), str(candidate), "--max-drop", "all=0.05", "--junit-xml", str(junit)])
     assert result.exit_code == 2
-    (line,) = [line for line in result.output.splitlines() if "--allow-setup-change" in line]
+    assert "--allow-setup-change" not in result.stdout  # the refusal is an error: standard error only
+    (line,) = [line for line in result.stderr.splitlines() if "--allow-setup-change" in line]
     assert line.startswith("localeval: error: --max-drop faithfulness refused: the runs differ in judge.model, judge.setting_0, ") and " and 8 more, " in line
     assert len(line) < 300, line
     suite = ET.parse(junit).getroot().find("testsuite")
