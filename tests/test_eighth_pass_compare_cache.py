@@ -393,21 +393,31 @@ def test_the_verifiers_answers_are_kept_in_the_verdict_cache_and_a_rerun_reads_t
 
 
 def test_another_verifier_file_is_another_key(tmp_path: Path) -> None:
+    """A second weights file (the shipped one with the attribution head's bias moved by one
+    float16 step): its calls are misses, answered by its own weights, never by the first file's."""
+    import struct
+
     from localeval.graders.verifier_cache import cached_logits, verifier_answers_kept
-    from localeval.verifier import load_verifier
+    from localeval.verifier import Verifier, load_verifier, shipped_path
 
     verifier = load_verifier()
+    data = bytearray(shipped_path().read_bytes())
+    (header,) = struct.unpack("<Q", data[:8])
+    head_bias = 8 + header + json.loads(data[8 : 8 + header])["head.out.bias"]["data_offsets"][0]
+    data[head_bias + 2] ^= 1  # the attribution column's bias (float16, little-endian): its lowest bit
+    other_file = tmp_path / "verifier.safetensors"
+    other_file.write_bytes(data)
+    other = Verifier(str(other_file), other_file.read_bytes())
+    assert other.sha256 != verifier.sha256
     pairs = [("What is the capital?", "Paris is the capital of France.", "Paris is the capital of France.")]
+    its_own = other.logits("attribution", pairs)
     with verifier_answers_kept(tmp_path / "c.sqlite") as kept:
         first = cached_logits(verifier, "attribution", pairs)
+        assert its_own != first  # the byte moved the logit: a reused answer would show
         assert cached_logits(verifier, "attribution", pairs) == first and kept is not None and (kept.hits, kept.misses) == (1, 1)
-        shipped = verifier.sha256
-        try:
-            verifier.sha256 = "0" * 64  # the same call to a verifier file of another SHA-256
-            cached_logits(verifier, "attribution", pairs)
-        finally:
-            verifier.sha256 = shipped
-        assert (kept.hits, kept.misses) == (1, 2)
+        assert cached_logits(other, "attribution", pairs) == its_own and (kept.hits, kept.misses) == (1, 2)
+        assert cached_logits(other, "attribution", pairs) == its_own and cached_logits(verifier, "attribution", pairs) == first
+        assert (kept.hits, kept.misses) == (3, 2)  # each file reads back its own answer
 
 
 def test_a_runs_judge_and_verifier_stores_say_what_is_wrong_with_the_file_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
