@@ -126,6 +126,10 @@ def test_the_comparison_page_draws_the_plot_the_gate_and_every_pair(tmp_path, co
     dom = loaded.stdout
     assert dom.count("<svg") == 3  # the forest plot and a scatter per metric
     assert 'aria-label="each metric\'s difference with its 95% interval"' in dom and "<circle" in dom
+    forest = html.split('aria-label="each metric\'s difference with its 95% interval">', 1)[1].split("</svg>", 1)[0]
+    intervals = re.findall(r'<line [^>]*stroke-width="3"><title>([\w.]+): 95% interval ', forest)  # a metric's interval: one bar, titled
+    assert sorted(intervals) == ["id_context_precision", "id_context_recall"], intervals  # one per metric, no more
+    assert sorted(re.findall(r"<circle [^>]*><title>([\w.]+): ", forest)) == sorted(intervals)  # and one mean dot on each
     assert "<h2>Gates: " in dom and "NOT met" in dom and "id_context_recall" in dom.split("<h2>Gates: ", 1)[1].split("</table>", 1)[0]
     pairs = re.findall(r'<tr class="(\w+)" data-metric="([^"]+)" data-moved="(\d)"', dom.split('id="pairs"', 1)[1])
     assert len(pairs) == 2 * 16  # every pair of both metrics (q16 is in the base only)
