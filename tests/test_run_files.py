@@ -34,6 +34,15 @@ def test_a_trec_run_and_qrels_with_the_files_in_the_header(tmp_path: Path):
     assert header["path"] == str(run)
     assert header["read_from"]["run"] == {"path": str(run), "sha256": hashlib.sha256(run.read_bytes()).hexdigest()}
     assert header["read_from"]["qrels"]["sha256"] == hashlib.sha256(qrels.read_bytes()).hexdigest()
+    assert "queries" not in header["read_from"]  # none given, none recorded
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"_id": "q1", "text": "Which document?"}\n')
+    with_queries = tmp_path / "with_queries.jsonl"
+    code, output = score(run, "--qrels", qrels, "--queries", queries, *RANK, "-o", with_queries, "-q")
+    assert code == 0, output
+    read_from = json.loads(with_queries.read_text().splitlines()[0])["run"]["input"]["read_from"]
+    assert read_from["queries"] == {"path": str(queries), "sha256": hashlib.sha256(queries.read_bytes()).hexdigest()}
+    assert read_from["run"] == header["read_from"]["run"] and read_from["qrels"] == header["read_from"]["qrels"]
     rows = {row["id"]: row for row in result_rows(out)}
     # q1: the tie d1/d2 at 1.0 ordered by docid descending (d2 before d1), so d1 is at rank 3
     assert rows["q1"]["details"]["reciprocal_rank"]["ranks"] == {"d1": 3}
