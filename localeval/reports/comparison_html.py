@@ -33,7 +33,7 @@ from localeval.reports.comparison import (
     verdict_line,
 )
 from localeval.reports.escaping import html_text
-from localeval.reports.html import STYLE
+from localeval.reports.html import STYLE, sort_script
 
 VERDICT_CLASS = {"better": "better", "worse": "fail", "no difference shown": ""}
 COLOURS = {"worse": "#b3261e", "better": "#1a7f37", "no difference shown": "#57606a"}
@@ -49,23 +49,10 @@ SCATTER = 230
 SCATTER_PAD = 34
 INSET = 12  # the frame's margin around [0, 1]: a point at a corner is drawn whole
 
-SCRIPT = """
+CONTROLS_SCRIPT = """
 (function(){
-  var table=document.getElementById('pairs');if(!table){return;}
-  var body=table.tBodies[0];
-  function key(cell){var v=cell.getAttribute('data-sort');var n=parseFloat(v);return isNaN(n)?v:n;}
-  function sortBy(col,dir){
-    var rows=Array.prototype.slice.call(body.rows);
-    rows.sort(function(a,b){var x=key(a.cells[col]),y=key(b.cells[col]);
-      if(typeof x!==typeof y){x=String(x);y=String(y);}return (x<y?-1:x>y?1:0)*dir;});
-    rows.forEach(function(r){body.appendChild(r);});
-    table.setAttribute('data-sorted',col+':'+(dir>0?'asc':'desc'));
-  }
-  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
-    th.classList.add('sortable');
-    th.addEventListener('click',function(){var d=th.getAttribute('data-dir')==='asc'?-1:1;
-      th.setAttribute('data-dir',d>0?'asc':'desc');sortBy(i,d);});
-  });
+  var table=document.getElementById('pairs'),body=table.tBodies[0];
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th){th.classList.add('sortable');});
   var moved=document.getElementById('only-moved'),metric=document.getElementById('metric');
   function filter(){
     var shown=0;
@@ -77,9 +64,7 @@ SCRIPT = """
   }
   moved.addEventListener('change',filter);metric.addEventListener('change',filter);
   document.getElementById('controls').hidden=false;
-  var m=/moved=1/.exec(location.hash);if(m){moved.checked=true;}
-  var s=/sort=(\\d+)(?:&dir=(asc|desc))?/.exec(location.hash);
-  if(s){sortBy(parseInt(s[1],10),s[2]==='desc'?-1:1);}
+  if(/moved=1/.test(location.hash)){moved.checked=true;}
   filter();
 })();
 """
@@ -305,4 +290,5 @@ def write_comparison_html(out: IO[str], comparison: Comparison, title: str = "lo
         _movers(out, name, label, movers)
     if any(m.pairs for m in comparison.metrics.values()):
         _pairs(out, comparison)
-    out.write(f"<script>{SCRIPT}</script></body></html>\n")
+        out.write(f"<script>{sort_script('pairs')}{CONTROLS_SCRIPT}</script>")  # the pairs table's: a page without it has no script
+    out.write("</body></html>\n")

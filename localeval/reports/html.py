@@ -37,9 +37,9 @@ figure{margin:0;border:1px solid #d0d7de;padding:8px}figcaption{font-weight:600}
 details summary{cursor:pointer;color:#0969da}
 """
 
-SCRIPT = """
+_SORT_SCRIPT = """
 (function(){
-  var table=document.getElementById('samples');
+  var table=document.getElementById('TABLE_ID');
   function key(cell){var v=cell.getAttribute('data-sort');var n=parseFloat(v);return isNaN(n)?v:n;}
   function sortBy(col,dir){
     var body=table.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
@@ -56,6 +56,14 @@ SCRIPT = """
   if(m){sortBy(parseInt(m[1],10),m[2]==='desc'?-1:1);}
 })();
 """
+
+
+def sort_script(table_id: str) -> str:
+    """The inline script that sorts the table `table_id` by a column when its header is clicked
+    (each cell's data-sort, numbers as numbers; a second click reverses) and by `#sort=N&dir=D` in
+    the page's address: one sorting for the report page and the comparison page."""
+    return _SORT_SCRIPT.replace("TABLE_ID", table_id)
+
 
 
 def histogram_svg(counts: Sequence[int], title: str, mean: float | None = None, ci95: tuple[float, float] | None = None) -> str:
@@ -166,4 +174,4 @@ def write_html(
     out.write(f"<table id=samples><thead><tr>{header}<th>details</th></tr></thead><tbody>\n")
     for row in shown:
         out.write(_row_html(row, metrics) + "\n")
-    out.write(f"</tbody></table><script>{SCRIPT}</script></body></html>\n")
+    out.write(f"</tbody></table><script>{sort_script('samples')}</script></body></html>\n")
