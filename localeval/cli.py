@@ -525,7 +525,7 @@ def compare_command(
     refuse_overlaps({"BASE": base_path, "CANDIDATE": candidate_path, "the config file": (source or {}).get("file", "")}, outputs)
     if source and not quiet:
         click.echo(f"localeval: using config {describe_source(source)}", err=True)
-    file_values, set_aside = config_gates(file_values, list(metric_names) or None, describe_source(source) if source else "the config", COMPARE_GATES)
+    file_values, set_aside = config_gates(file_values, list(metric_names) or None, source, COMPARE_GATES)
     if set_aside:  # as score's: a config gate for a metric -m leaves out is set aside, with this line
         click.echo(f"localeval: {set_aside}", err=True)
     comparison = compare(

@@ -217,17 +217,21 @@ SCORE_GATES = {"thresholds": "--threshold", "min_mean": "--min-mean", "max_mean"
 COMPARE_GATES = {"max_drop": "--max-drop"}
 
 
-def config_gates(file_values: Mapping[str, Any], narrowed_to: list[str] | None, label: str, gates: Mapping[str, str]) -> tuple[dict[str, Any], str | None]:
-    """A config's values with its gates (the keys of `gates`) for metrics that `narrowed_to` (the
-    metrics named on the command line, -m; None: not narrowed) leaves out set aside, and one line
-    that says which (None when none is). A config may set gates for every metric it runs, and -m
-    narrows a run; a gate is never set aside in silence, nor one for a metric the config's own
-    `metrics` leaves out (refused), nor one for a name no metric has (refused where it is checked:
-    a misspelt metric is not a gate to drop)."""
+def config_gates(
+    file_values: Mapping[str, Any], narrowed_to: list[str] | None, source: dict[str, str] | None, gates: Mapping[str, str]
+) -> tuple[dict[str, Any], str | None]:
+    """A config's values (read from `source`, find_config's) with its gates (the keys of `gates`)
+    for metrics that `narrowed_to` (the metrics named on the command line, -m; None: not narrowed)
+    leaves out set aside, and one line that says which (None when none is). A config may set gates
+    for every metric it runs, and -m narrows a run; a gate is never set aside in silence, nor one
+    for a metric the config's own `metrics` leaves out (refused), nor one for a name no metric has
+    (refused where it is checked: a misspelt metric is not a gate to drop). Both messages name the
+    config as a person does (describe_source), for score and compare alike."""
     if narrowed_to is None:
         return dict(file_values), None
     from localeval.metrics import is_metric_name  # the registry, once a run is narrowed
 
+    label = describe_source(source) if source else "the config"
     listed = file_values.get("metrics")
     kept = dict(file_values)
     aside: list[str] = []
@@ -257,7 +261,7 @@ def build_settings(values: Mapping[str, Any], config: str | None = None) -> RunS
     merge key by key; options merge per metric and key; every other value replaces the file's."""
     file_values, source = find_config(str(values.get("input", "-")), config)
     narrowed = values.get("metrics")
-    file_values, set_aside = config_gates(file_values, list(narrowed) if isinstance(narrowed, (list, tuple)) else None, describe_source(source) if source else "the config", SCORE_GATES)
+    file_values, set_aside = config_gates(file_values, list(narrowed) if isinstance(narrowed, (list, tuple)) else None, source, SCORE_GATES)
     merged: dict[str, Any] = {**file_values}
     for key, value in values.items():
         if key in ("thresholds", "min_mean", "max_mean", "map", "backend_options"):  # --judge-option merges with [judge.backend_options]
