@@ -4,6 +4,7 @@ and each check a candidate passes (copy, standalone, near-duplicate), and the in
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import invoke
@@ -207,6 +208,29 @@ def test_near_duplicates_by_the_embedding_cosine(embedding_model: Path):
     kept.keep("In what year did Marie Curie win her second Nobel Prize?")
     assert kept.refusal("When did Marie Curie receive her second Nobel Prize?") == NEAR_DUPLICATE
     assert kept.refusal("Who founded the Sorbonne?") is None
+
+
+def test_a_kept_question_is_embedded_once(embedding_model: Path):
+    """The runner asks `refusal` and then `keep` of each kept question: the vector the check made
+    is the one kept (the same as a fresh embedding of it), not a second embedding."""
+    from localeval.models.embedding import load_embedder
+
+    embedder = load_embedder()
+    asked: list[str] = []
+
+    class Counted:
+        def embed(self, texts: list[str]) -> Any:
+            asked.extend(texts)
+            return embedder.embed(texts)
+
+    kept = Duplicates(Counted())
+    for question in ("Who founded the Sorbonne?", "In what year did Marie Curie win her second Nobel Prize?"):
+        assert kept.refusal(question) is None
+        kept.keep(question)
+    kept.keep("Where is the Louvre?")  # a resumed row: kept without a check, embedded then
+    assert asked == ["Who founded the Sorbonne?", "In what year did Marie Curie win her second Nobel Prize?", "Where is the Louvre?"]
+    assert kept.refusal("When did Marie Curie receive her second Nobel Prize?") == NEAR_DUPLICATE
+    assert (kept._vectors[1] == embedder.embed(["In what year did Marie Curie win her second Nobel Prize?"])[0]).all()
 
 
 def test_the_summary_file_name_sits_beside_the_output():

@@ -140,10 +140,17 @@ class Duplicates:
         self._embedder = embedder
         self._vectors: list[Any] = []
         self._words: list[set[str]] = []
+        self._last: tuple[str, Any] | None = None  # the question last embedded, and its vector
         self.measure = "embedding cosine (all-minilm-l6-v2)" if embedder is not None else "word overlap (the embedding model all-minilm-l6-v2 is not pulled)"
 
     def _vector(self, question: str) -> Any:
-        return self._embedder.embed([question])[0] if self._embedder is not None else None
+        """The question's embedding; the one `refusal` just made when `keep` follows it with the
+        same question (a kept question is embedded once, not twice)."""
+        if self._embedder is None:
+            return None
+        if self._last is None or self._last[0] != question:
+            self._last = (question, self._embedder.embed([question])[0])
+        return self._last[1]
 
     def closest(self, question: str) -> float:
         """The highest similarity to a kept question (0 with none kept)."""
