@@ -12,6 +12,7 @@ common RAG settings (256-512 tokens): a chunk small enough that one question is 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from localeval.data.text import split_sentences
 from localeval.generation.documents import Chunk, Document
@@ -28,47 +29,44 @@ def count_tokens(text: str) -> int:
     return len(TOKEN.findall(text))
 
 
+def _packed(parts: Iterable[tuple[str, int]], size: int) -> list[str]:
+    """The parts (each a text and its tokens) joined in order, a space between, each group as
+    many as fit in `size` tokens: a part that would overflow its group opens the next one."""
+    groups: list[str] = []
+    current: list[str] = []
+    used = 0
+    for text, cost in parts:
+        if current and used + cost > size:
+            groups.append(" ".join(current))
+            current, used = [], 0
+        current.append(text)
+        used += cost
+    if current:
+        groups.append(" ".join(current))
+    return groups
+
+
 def _pieces(sentence: str, size: int) -> list[str]:
     """A sentence longer than a chunk, cut between words into pieces of at most `size` tokens."""
-    pieces: list[str] = []
-    words: list[str] = []
-    used = 0
-    for word in sentence.split():
-        cost = count_tokens(word)
-        if words and used + cost > size:
-            pieces.append(" ".join(words))
-            words, used = [], 0
-        words.append(word)
-        used += cost
-    if words:
-        pieces.append(" ".join(words))
-    return pieces
+    return _packed(((word, count_tokens(word)) for word in sentence.split()), size)
 
 
 def chunk_text(text: str, size: int = DEFAULT_CHUNK_TOKENS, language: str = "en") -> list[str]:
     """The text's chunks: whole sentences, at most `size` tokens each (see the module docstring)."""
     chunks: list[str] = []
     for paragraph in _PARAGRAPHS.split(text):
-        current: list[str] = []
-        used = 0
+        run: list[tuple[str, int]] = []  # the sentences since the last one longer than a chunk
         for raw in split_sentences(" ".join(paragraph.split()), language):
             sentence = raw.strip()
             if not sentence:
                 continue
             cost = count_tokens(sentence)
-            if cost > size:
-                if current:
-                    chunks.append(" ".join(current))
-                    current, used = [], 0
-                chunks.extend(_pieces(sentence, size))
-                continue
-            if current and used + cost > size:
-                chunks.append(" ".join(current))
-                current, used = [], 0
-            current.append(sentence)
-            used += cost
-        if current:
-            chunks.append(" ".join(current))
+            if cost > size:  # cut between words, in chunks of its own
+                chunks += _packed(run, size) + _pieces(sentence, size)
+                run = []
+            else:
+                run.append((sentence, cost))
+        chunks += _packed(run, size)
     return _merged_small(chunks, size)
 
 
