@@ -111,6 +111,17 @@ def input_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
+def input_lines(path: str, limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
+    """The input's numbered lines (`numbered_lines`), from its first `limit` bytes when given
+    (those a run hashed); the file is closed when the lines end or are abandoned."""
+    stream = open_binary(path)
+    try:
+        yield from numbered_lines(stream if limit is None else Prefix(stream, limit))
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
 def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str] | None = None, limit: int | None = None) -> Iterator[Record]:
     """Yield a Record for every non-blank line; with `strict`, raise on the first bad one.
 
@@ -118,16 +129,11 @@ def read_records(path: str, *, strict: bool = False, field_map: Mapping[str, str
     read only the file's first `limit` bytes (those a run hashed).
     """
     name = input_name(path)
-    stream = open_binary(path)
-    try:
-        for number, raw in numbered_lines(stream if limit is None else Prefix(stream, limit)):
-            record = to_record(number, raw, name, field_map)
-            if strict and record.error is not None:
-                raise record.error
-            yield record
-    finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
+    for number, raw in input_lines(path, limit):
+        record = to_record(number, raw, name, field_map)
+        if strict and record.error is not None:
+            raise record.error
+        yield record
 
 
 def _looks_utf16(raw: bytes, number: int) -> bool:

@@ -163,16 +163,24 @@ def to_json_value(value: Any) -> Any:
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+# One encoder for every line (json.dumps builds one per call). Without the check for circular
+# values: a row, a header and a summary are trees by construction, and a plugin's details that
+# are not come back as the RecursionError their check (localeval.run.runner) catches.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False)
+
+
 def dumps_json(obj: Any, indent: int | None = None) -> str:
     """JSON text: non-ASCII kept readable, NaN as null. A string that is not valid Unicode
     (a lone surrogate from a `\\ud800` escape) is written escaped, never as bytes that
     are not UTF-8. Values without NaN (nearly all) skip the recursive copy."""
     try:
         value = obj
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+        text = _ENCODER.encode(value) if indent is None else json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
     except ValueError:  # a NaN or infinity somewhere: replace them, then encode
         value = to_json_value(obj)
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    if text.isascii():  # nearly every line: nothing to check
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -182,7 +190,8 @@ def dumps_json(obj: Any, indent: int | None = None) -> str:
 
 def dumps_line(obj: Mapping[str, Any]) -> str:
     """One JSON line, kept to one line even where the text has Unicode line separators."""
-    return dumps_json(obj).translate(_LINE_BREAKS) + "\n"
+    text = dumps_json(obj)
+    return (text if text.isascii() else text.translate(_LINE_BREAKS)) + "\n"
 
 
 def _first_problem(error: ValidationError) -> tuple[str | None, str]:

@@ -22,8 +22,10 @@ tests/test_rank_parity.py:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from localeval.data.samples import ContextId
 
@@ -51,12 +53,7 @@ class Judged:
         """How many relevant ids were retrieved at rank k or better (all of them for None)."""
         if k is None:
             return len(self.hits)
-        count = 0
-        for rank, _ in self.hits:
-            if rank > k:
-                break
-            count += 1
-        return count
+        return bisect_left(self.hits, (k + 1,))  # (k + 1,) sorts after every (rank <= k, id) and before (k + 1, id)
 
 
 def relevance(reference: Sequence[ContextId], grades: Sequence[float] | None) -> dict[str, float]:
@@ -83,16 +80,18 @@ def _repeated(ids: Sequence[str]) -> tuple[str, ...]:
 
 def judge_ranking(retrieved: Sequence[ContextId], reference: Sequence[ContextId], grades: Sequence[float] | None = None) -> Judged:
     """Read a ranking (best first) against its relevant ids: the one pass every rank figure shares.
-    The ranking is looked up from the relevant ids' side (a handful) through a position table
-    built in C (dict.fromkeys, zip), not walked id by id in Python."""
+    The ranking's positions are a table built in C (dict, zip), looked up from the relevant ids'
+    side (a handful), not walked id by id in Python; it is built a second time, without the
+    repeats, only when an id is ranked twice."""
     relevant = relevance(reference, grades)
-    as_strings = list(map(str, retrieved))
-    ranking = dict.fromkeys(as_strings)
-    duplicates = _repeated(as_strings) if len(ranking) != len(as_strings) else ()
-    position = dict(zip(ranking, range(1, len(ranking) + 1)))
-    hits = sorted((position[doc], doc) for doc in relevant if doc in position)
-    missing = tuple(doc for doc in relevant if doc not in position)
-    return Judged(tuple(hits), relevant, missing, len(ranking), duplicates)
+    as_strings = cast(Sequence[str], retrieved) if set(map(type, retrieved)) <= {str} else list(map(str, retrieved))
+    position = dict(zip(as_strings, range(1, len(as_strings) + 1)))
+    duplicates: tuple[str, ...] = ()
+    if len(position) != len(as_strings):  # each id at its first rank, the ids after a repeat moved up
+        position = dict(zip(dict.fromkeys(as_strings), range(1, len(position) + 1)))
+        duplicates = _repeated(as_strings)
+    hits = sorted([(position[doc], doc) for doc in relevant if doc in position])
+    return Judged(tuple(hits), relevant, tuple([doc for doc in relevant if doc not in position]), len(position), duplicates)
 
 
 def _discount(rank: int) -> float:

@@ -72,45 +72,51 @@ class RankDetails(BaseModel):
     reason: str | None = None
 
 
-class _Read:
-    """A sample's ranking read once for all seven metrics: the Judged figures and the evidence
-    every metric's details share (built once, not once per metric)."""
+class Reading:
+    """A ranking read once for all seven metrics: the Judged figures and the evidence every
+    metric's details share (built once, not once per metric): the ranks of the relevant ids
+    found, those never retrieved, and the `notes` (repeated ids, why the figures are undefined).
+    `source`: what it was read from, held so that a cached reading's key (its id()) is not reused
+    while it is cached."""
 
-    __slots__ = ("sample", "judged", "ranks", "missing")
+    __slots__ = ("source", "judged", "ranks", "missing", "notes")
 
-    def __init__(self, sample: Sample) -> None:
-        self.sample = sample  # held, so that its id() is not reused while it is cached
-        judged = judge_ranking(sample.retrieved_context_ids or (), sample.reference_context_ids or (), sample.reference_context_grades)
+    def __init__(self, judged: Judged, source: object = None) -> None:
+        self.source = source
         self.judged = judged
         self.ranks = {doc: rank for rank, doc in judged.hits}
         self.missing = list(judged.missing)
+        self.notes: dict[str, Any] = {}
+        if judged.duplicates:
+            self.notes["duplicates"] = list(judged.duplicates)
+        if not judged.relevant:
+            self.notes["reason"] = NO_RELEVANT
 
 
 READ_KEPT = 4096  # samples whose reading is kept: more than a batch, so the seven metrics of a run read each sample once
-_READ: dict[int, _Read] = {}
+_READ: dict[int, Reading] = {}
 
 
-def read_sample(sample: Sample, keep: int = READ_KEPT) -> _Read:
+def read_sample(sample: Sample, keep: int = READ_KEPT) -> Reading:
     """The sample's ranking as read, from the cache when another rank metric read it already (a
     Sample cannot change: frozen, its lists FrozenLists, so its identity is its content). `keep`:
     how many readings the cache holds, at least a batch (the metrics score a batch one after another)."""
     found = _READ.get(id(sample))
-    if found is not None and found.sample is sample:
+    if found is not None and found.source is sample:
         return found
-    found = _Read(sample)
+    found = Reading(judge_ranking(sample.retrieved_context_ids or (), sample.reference_context_ids or (), sample.reference_context_grades), sample)
     while len(_READ) >= keep:
         del _READ[next(iter(_READ))]
     _READ[id(sample)] = found
     return found
 
 
-def _details(read: _Read, k: int | None, **extra: Any) -> dict[str, Any]:
-    judged = read.judged
-    details: dict[str, Any] = {"k": k, "ranks": read.ranks, "missing": read.missing, "retrieved": judged.retrieved, **extra}
-    if judged.duplicates:
-        details["duplicates"] = list(judged.duplicates)
-    if not judged.relevant:
-        details["reason"] = NO_RELEVANT
+def _details(read: Reading, k: int | None, **extra: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {"k": k, "ranks": read.ranks, "missing": read.missing, "retrieved": read.judged.retrieved}
+    if extra:
+        details.update(extra)
+    if read.notes:
+        details.update(read.notes)
     return details
 
 
@@ -139,15 +145,22 @@ class RankMetric(Metric[Any]):
     by_default = False  # a default run keeps its columns; a retrieval run names these (-m)
     Details = RankDetails
 
-    def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
-        k = getattr(self.params, "k", None)
-        keep = max(READ_KEPT, len(samples))
-        return [self._score(read_sample(s, keep), k) for s in samples]
+    def __init__(self, params: Any = None) -> None:
+        super().__init__(params)
+        self.cutoff: int | None = getattr(self.params, "k", None)  # read once: a metric without k would raise and catch per sample
 
-    def _score(self, read: _Read, k: int | None) -> Score:
+    def score_batch(self, samples: Sequence[Sample], judge: Judge | None) -> list[Score]:
+        keep = max(READ_KEPT, len(samples))
+        return [Score(*self.figure_of(read_sample(s, keep))) for s in samples]
+
+    def figure_of(self, read: Reading) -> tuple[float, dict[str, Any]]:
+        """The metric's value and details for one ranking as read (a sample's, or a line's read
+        without a Sample: localeval.run.rank_lines); NaN, with the reason, when nothing is relevant.
+        A pair, not a Score: a retrieval run makes seven per query."""
+        k = self.cutoff
         if not read.judged.relevant:
-            return Score(value=math.nan, details=_details(read, k))
-        return Score(value=self.value(read.judged, k), details=_details(read, k))
+            return math.nan, _details(read, k)
+        return self.value(read.judged, k), _details(read, k)
 
     def value(self, judged: Judged, k: int | None) -> float:
         """The figure of a ranking with at least one relevant id."""
@@ -163,12 +176,13 @@ class NdcgAtK(RankMetric):
     description = "nDCG@k of the retrieved ids' ranking: gain = grade (1 without reference_context_grades), discount log2(rank + 1), over the ideal ranking of every relevant id (trec_eval's ndcg_cut_k)."
     Params = AtK
 
-    def _score(self, read: _Read, k: int | None) -> Score:
+    def figure_of(self, read: Reading) -> tuple[float, dict[str, Any]]:
+        k = self.params.k
         judged = read.judged
         if not judged.relevant:
-            return Score(value=math.nan, details=_details(read, k))
-        found, ideal = dcg(judged, self.params.k), ideal_dcg(judged, self.params.k)
-        return Score(value=found / ideal, details=_details(read, k, dcg=found, ideal_dcg=ideal))
+            return math.nan, _details(read, k)
+        found, ideal = dcg(judged, k), ideal_dcg(judged, k)
+        return found / ideal, _details(read, k, dcg=found, ideal_dcg=ideal)
 
 
 class ReciprocalRank(RankMetric):

@@ -46,6 +46,7 @@ from localeval.models import store as model_store
 from localeval.reports.junit import write_junit
 from localeval.reports.markdown import write_markdown
 from localeval.run.provenance import describe_run, resume_differences
+from localeval.run.rank_lines import rank_rows, ranks_only
 from localeval.run.retrieval_files import check_retrieval_files, samples_from_run_files
 from localeval.run.runner import score
 from localeval.run.settings import LOCAL_RAY, RunSettings
@@ -283,7 +284,10 @@ class _Sink:
         """Append a row, as it can be read back (`ResultRow.writable`: never a line longer than a
         results line may be), and return it as written; a disk that is full (or fails) ends the
         run with exit 3, naming the file, with the rows before it kept (a resume continues them).
-        A reader of standard output that left (BrokenPipeError) is the CLI's to handle."""
+        A reader of standard output that left (BrokenPipeError) is the CLI's to handle. With
+        nowhere to write (no -o and no report that reads the rows) the row is not encoded at all."""
+        if self.results is None and self.stream is None and self.spool is None:
+            return row
         row, line = row.writable(timing=self.timing)
         data = line.encode("utf-8")
         try:
@@ -379,7 +383,10 @@ class _LocalSource:
         return found if isinstance(found, Path) else None
 
     def rows(self, done: _DoneLines, limit: int | None) -> Iterator[ResultRow]:
-        """The rows of the lines not yet `done`, from the input's first `limit` bytes (those hashed)."""
+        """The rows of the lines not yet `done`, from the input's first `limit` bytes (those hashed);
+        a run of rank metrics alone reads its common lines without the per-sample pipeline (rank_lines)."""
+        if self.gold is None and not self.settings.map and ranks_only(self.metrics):
+            return rank_rows(self.settings.input, self.metrics, done=done, limit=limit, strict=self.settings.strict_input)
         records = read_records(self.settings.input, strict=self.settings.strict_input, field_map=self.settings.map, limit=limit)
         return score(self._noticed(r for r in records if r.line not in done), self.metrics, judge=self.judge)
 

@@ -107,7 +107,7 @@ def score(
         except InputError as error:  # a strict reader: still score what came before the bad line
             stop = error
         started = time.perf_counter()
-        rows = _score_records(batch, selected, judge)
+        rows = score_records(batch, selected, judge)
         took = time.perf_counter() - started
         yield from rows
         if stop is not None:
@@ -131,7 +131,9 @@ def _new_row(line: int, sample_id: Any, **fields: Any) -> ResultRow:
     return ResultRow(line=line, id=sample_id, **fields)
 
 
-def _score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], judge: Judge | None) -> list[ResultRow]:
+def score_records(records: Sequence[Record], metrics: Sequence[Metric[Any]], judge: Judge | None) -> list[ResultRow]:
+    """One batch's rows, in the records' order: an unreadable record's row names its error, a
+    sample without a metric's fields has that metric's error, every other score is checked."""
     results = []
     valid: list[tuple[ResultRow, Sample]] = []
     for record in records:

@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from localeval.data.results import Outcome, ResultRow
 from localeval.errors import ConfigError
@@ -150,6 +151,17 @@ class _MetricTally:
     saved_seconds: float = 0.0
 
 
+def _count_costs(tally: _MetricTally, timing: Mapping[str, Any], usage: Mapping[str, Any]) -> None:
+    """A judged row's seconds, cache answers and token counts for one metric, added to its tally."""
+    tally.seconds += float(timing.get("seconds", 0.0))
+    tally.prompt_evaluated += int(timing.get("prompt_evaluated", 0))
+    tally.cached += int(timing.get("cached", 0))
+    tally.saved_seconds += float(timing.get("saved_seconds", 0.0))
+    tally.calls += int(usage.get("calls", 0))
+    tally.prompt_tokens += int(usage.get("prompt_tokens", 0))
+    tally.completion_tokens += int(usage.get("completion_tokens", 0))
+
+
 class Summary:
     """Running per-metric figures; `add` each row, then read `figures()`."""
 
@@ -221,17 +233,11 @@ class Summary:
             self.input_errors += 1
             return
         human = self._join(row)
+        judged = bool(row.timing or row.usage)  # a row without a judge (the string, ID and rank metrics) has no costs to count
         for name, tally in self._tallies.items():
             tally.count += 1
-            timing = row.timing.get(name) or {}
-            tally.seconds += float(timing.get("seconds", 0.0))
-            tally.prompt_evaluated += int(timing.get("prompt_evaluated", 0))
-            tally.cached += int(timing.get("cached", 0))
-            tally.saved_seconds += float(timing.get("saved_seconds", 0.0))
-            usage = row.usage.get(name) or {}
-            tally.calls += int(usage.get("calls", 0))
-            tally.prompt_tokens += int(usage.get("prompt_tokens", 0))
-            tally.completion_tokens += int(usage.get("completion_tokens", 0))
+            if judged:
+                _count_costs(tally, row.timing.get(name) or {}, row.usage.get(name) or {})
             outcome = row.outcome(name, self.thresholds.get(name))
             if outcome is Outcome.ERROR:
                 tally.errors += 1
