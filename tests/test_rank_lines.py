@@ -4,7 +4,7 @@
 The pipeline is reached by turning the choice off (monkeypatching `ranks_only` in the pipeline: a
 test of our own control flow), and the two results files are compared whole, on lines of every
 shape: common ones (which take the fast reading) and every kind that must not (legacy names,
-unknown fields, ids that are numbers, bad grades, invalid JSON, lone surrogates, blank lines, a
+unknown fields, ids that are floats or beyond 64 bits, bad grades, invalid JSON, lone surrogates, blank lines, a
 byte order mark), in a fixed and in a seeded random mix."""
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ COMMON = [
     {"id": "repeated reference", "retrieved_context_ids": ["b", "a"], "reference_context_ids": ["a", "b", "a"], "reference_context_grades": [1, 2, 3]},
     {"id": "ünï \u2028 line\u0085break", "retrieved_context_ids": ["é\u2029", "q\"uote\\", "tab\t"], "reference_context_ids": ["tab\t", "é\u2029"]},
     {"id": "texts", "user_input": "why?", "retrieved_contexts": ["one", "two"], "reference": "r", "response": None, "retrieved_context_ids": ["x"], "reference_context_ids": ["x"]},
+    {"id": "int ids", "retrieved_context_ids": [1, 2, "3", 2, -4], "reference_context_ids": ["2", 3, -4], "reference_context_grades": [1, 2, 0]},
     {"id": "emoji", "retrieved_context_ids": ["\u00e9\U0001f600"], "reference_context_ids": ["\u00e9\U0001f600"]},
 ]
 # Lines the pipeline must read (each returns None from common_sample).
 ODD = [
-    {"id": "int ids", "retrieved_context_ids": [1, 2], "reference_context_ids": ["2"]},
+    {"id": "huge id", "retrieved_context_ids": [2**64, 2], "reference_context_ids": ["2"]},
     {"id": 3.0, "retrieved_context_ids": ["a"], "reference_context_ids": ["a"]},
     {"id": True, "retrieved_context_ids": ["a"], "reference_context_ids": ["a"]},
     {"id": 2**70, "retrieved_context_ids": ["a"], "reference_context_ids": ["a"]},
@@ -109,7 +110,7 @@ def test_every_shape_of_line_gives_the_pipelines_rows_and_summary(tmp_path: Path
 
 def test_a_seeded_random_mix_gives_the_pipelines_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     rng = random.Random(77)
-    ids = ["a", "b", "c", "d", "é", "f\u2028", 'g"', "h\\"]
+    ids = ["a", "b", "c", "d", "é", "f\u2028", 'g"', "h\\", 2, "2", 3]
     items: list[dict | bytes] = []
     for number in range(400):
         ranking = [rng.choice(ids) for _ in range(rng.randint(0, 9))]

@@ -4,11 +4,11 @@ per-sample pipeline.
 Why: a retrieval run scores tens of thousands of rankings, and the rank figures take microseconds;
 what cost the time was the pipeline every metric shares: pydantic validating each whole line into
 a frozen Sample, and the checks a plugin's scores need. A line of the common shape (`common_sample`:
-a JSON object with none but Sample's fields, each of its type, ids as strings) is read here with
+a JSON object with none but Sample's fields, each of its type, ids strings or integers) is read here with
 json.loads and a few type checks, and its row is made by the same metric code from the same
 ranking (`RankMetric.figure_of`), so it is the row the pipeline writes, byte for byte
 (tests/test_rank_lines.py compares the two on lines of every shape). Any other line (a legacy name,
-an unknown field, an id that is a number in a ranking, anything invalid) goes through the pipeline
+an unknown field, an id that is a float, anything invalid) goes through the pipeline
 (`score_records`), so its row, and its error, are the pipeline's.
 """
 
@@ -48,6 +48,14 @@ def _texts(value: Any) -> bool:
     return type(value) is list and set(map(type, value)) <= {str}
 
 
+def _ids(value: Any) -> bool:
+    """Strings and 64-bit integers (a float, even 7.0, is read another way by the pipeline)."""
+    if type(value) is not list:
+        return False
+    kinds = set(map(type, value))
+    return kinds <= {str} or kinds <= {str, int} and all(-_INT64 <= item < _INT64 for item in value if type(item) is int)
+
+
 def _grades(value: Any) -> bool:
     """Numbers (not true/false) of at least 0, below 2**63, finite (a sum that is not: the pipeline says which)."""
     return type(value) is list and set(map(type, value)) <= {int, float} and (not value or min(value) >= 0 and max(value) < _INT64 and math.isfinite(sum(value)))
@@ -57,14 +65,14 @@ def _grades(value: Any) -> bool:
 FIELD_SHAPES: dict[str, Callable[[Any], bool]] = {
     "id": _own_id, "user_input": _text, "reference": _text, "response": _text,
     "retrieved_contexts": _texts, "reference_contexts": _texts,
-    "retrieved_context_ids": _texts, "reference_context_ids": _texts, GRADES_FIELD: _grades,
+    "retrieved_context_ids": _ids, "reference_context_ids": _ids, GRADES_FIELD: _grades,
 }
 
 
 def common_sample(raw: bytes) -> dict[str, Any] | None:
     """The line as a dict when it has the common shape a ranking has, and the pipeline would read
     it as the same sample: Sample's fields only (no legacy name, nothing passed through), texts
-    strings, ids strings (the sample's own id a string or a 64-bit integer), grades finite numbers
+    strings, ids strings or 64-bit integers, grades finite numbers
     of at least 0 aligned with the reference ids, both id lists present. None for anything else."""
     if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: json.loads takes a lone one, which pydantic refuses
         return None
