@@ -4,7 +4,8 @@ The run and qrels are read whole (localeval.data.trec, every line checked), writ
 samples into a private temporary folder, and that file is scored as any input is: resume, the
 reports, the summary and every gate work unchanged, and the samples' SHA-256 is what a resume
 compares. The results header records the files the samples were read from, each with its path and
-SHA-256 (`read_from`), and names the run as the input, so a rerun with --no-timing writes the
+SHA-256 (`read_from`: hashed before and after reading, so a file that changed meanwhile is refused,
+never recorded with another file's hash), and names the run as the input, so a rerun with --no-timing writes the
 same bytes (the temporary path is never recorded).
 """
 
@@ -46,16 +47,20 @@ def samples_from_run_files(settings: RunSettings) -> Iterator[RunSettings]:
     """The settings of the same run with INPUT the samples read from the run, qrels and queries
     files (a JSON Lines file removed when the run ends) and `read_from` naming those files."""
     assert settings.qrels is not None  # the caller's condition
+    read_from = {"run": settings.input, "qrels": settings.qrels, **({"queries": settings.queries} if settings.queries else {})}
     try:
+        hashed = {role: file_sha256(path) for role, path in read_from.items()}
         run, qrels = read_run(settings.input), read_qrels(settings.qrels)
         queries = read_queries(settings.queries) if settings.queries is not None else None
+        changed = [path for role, path in read_from.items() if file_sha256(path) != hashed[role]]
     except OSError as error:  # a file that vanished or may not be read: named, exit 2
         raise ConfigError(f"cannot read {error.filename}: {error.strerror}") from None
-    read_from = {"run": settings.input, "qrels": settings.qrels, **({"queries": settings.queries} if settings.queries else {})}
+    if changed:  # the SHA-256 recorded must be that of the bytes scored
+        raise ConfigError(f"{changed[0]} changed while it was read: score it again once nothing is writing to it")
     with tempfile.TemporaryDirectory(prefix="localeval-run-") as folder:
         converted = Path(folder) / SAMPLES_NAME
         with open(converted, "w", encoding="utf-8") as out:
             for sample in retrieval_samples(run, qrels, queries):
                 out.write(dumps_json(sample) + "\n")
-        described = {role: {"path": path, "sha256": file_sha256(path)} for role, path in read_from.items()}
+        described = {role: {"path": path, "sha256": hashed[role]} for role, path in read_from.items()}
         yield settings.model_copy(update={"input": str(converted), "qrels": None, "queries": None, "read_from": described})
