@@ -215,3 +215,32 @@ def test_a_run_file_that_changes_while_it_is_read_is_refused_not_recorded_with_a
     code, output = score(run, "--qrels", qrels, *RANK, "-o", out, "-q")
     assert code == 2 and f"{run} changed while it was read" in output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, 1 << 20])
+def test_a_run_file_read_in_blocks_of_any_size_gives_every_line_once_with_its_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int):
+    import localeval.data.trec as trec
+
+    monkeypatch.setattr(trec, "BLOCK_BYTES", block)
+    text = "\ufeffq1 Q0 dé 1 3 t\r\n\n  \nq1 Q0 d€2 2 2.5 t\nq2 Q0 d1 1 1e-3 t\nq1 Q0 d3 9 -1 t"  # BOM, CRLF, blank lines, a query again, no final newline
+    run = tmp_path / "run.txt"
+    run.write_bytes(text.encode("utf-8"))
+    assert trec.read_run(str(run)) == {"q1": ["dé", "d€2", "d3"], "q2": ["d1"]}
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"q1 Q0 d1 1 3 t\nq1 Q0 d\xff2 2 2 t\nq1 Q0 d3 3 x t\n")
+    with pytest.raises(trec.InputError, match=r"bad.txt:2: not valid UTF-8 \(byte 7\)"):
+        trec.read_run(str(bad))
+    bad.write_bytes(b"q1 Q0 d1 1 3 t\n\nq1 Q0 d3 3 x t\n")
+    with pytest.raises(trec.InputError, match=r"bad.txt:3: field 'score': expected a number"):
+        trec.read_run(str(bad))
+
+
+def test_a_line_longer_than_a_line_may_be_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import localeval.data.trec as trec
+
+    monkeypatch.setattr(trec, "MAX_LINE_BYTES", 40)
+    monkeypatch.setattr(trec, "BLOCK_BYTES", 16)
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"q1 Q0 d1 1 3 t\nq1 Q0 " + b"d" * 60 + b" 2 2 t\n")
+    with pytest.raises(trec.InputError, match=r"run.txt:2: line longer than"):
+        trec.read_run(str(run))

@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from pydantic_core import from_json
 
-from localeval.data.jsonl import MAX_LINE_BYTES, bounded_lines
+from localeval.data.jsonl import MAX_LINE_BYTES, UTF8_BOM
 from localeval.errors import InputError
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -41,16 +42,47 @@ class Judgements:
     by_query: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    """The file's non-blank lines, numbered from 1, decoded as UTF-8 (a bad byte names its line)."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(bounded_lines(handle), start=1):
-            if raw is None:
-                raise InputError(path, number, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB")
+BLOCK_BYTES = 4 << 20  # a run file is read this much at a time: its millions of lines split and decoded in C, not one call each
+
+
+def _decoded(lines: bytes, path: str, first: int) -> str:
+    """A block of whole lines as text; a byte that is not UTF-8 names its line and its place there."""
+    try:
+        return lines.decode("utf-8")
+    except UnicodeDecodeError:
+        for number, line in enumerate(lines.split(b"\n"), start=first):
             try:
-                text = raw.decode("utf-8").lstrip("\ufeff") if number == 1 else raw.decode("utf-8")
+                line.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise InputError(path, number, None, f"not valid UTF-8 (byte {error.start})") from None
+        raise  # not reached: some line failed to decode
+
+
+def text_blocks(path: str) -> Iterator[tuple[int, list[str]]]:
+    """The file's lines, decoded, a block at a time: (the number of the block's first line, from 1;
+    its lines without their newline). A UTF-8 byte order mark opening the file is dropped; a line
+    longer than MAX_LINE_BYTES stops the read, naming its line, and is never held whole."""
+    first = 1
+    with open(path, "rb") as handle:
+        tail = handle.read(len(UTF8_BOM))
+        tail = b"" if tail == UTF8_BOM else tail
+        while block := handle.read(BLOCK_BYTES):
+            block = tail + block
+            cut = block.rfind(b"\n") + 1
+            whole, tail = block[:cut], block[cut:]
+            if len(tail) > MAX_LINE_BYTES:
+                raise InputError(path, first + whole.count(b"\n"), None, f"line longer than {MAX_LINE_BYTES >> 20} MiB")
+            if whole:
+                yield first, _decoded(whole, path, first).split("\n")[:-1]
+                first += whole.count(b"\n")
+    if tail:
+        yield first, [_decoded(tail, path, first)]
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    """The file's non-blank lines, numbered from 1, stripped."""
+    for first, lines in text_blocks(path):
+        for number, text in enumerate(lines, start=first):
             if text.strip():
                 yield number, text.strip()
 
@@ -85,13 +117,27 @@ def read_qrels(path: str) -> Judgements:
 
 
 def _trec_run(path: str) -> dict[str, list[tuple[str, float]]]:
+    """Each query's (docid, score) pairs in file order. The lines of one query usually follow each
+    other, so its list is looked up once per query, not once per line."""
     run: dict[str, list[tuple[str, float]]] = {}
-    for number, text in _lines(path):
-        columns = text.split()
-        if len(columns) != 6:
-            raise InputError(path, number, None, f"expected 'qid Q0 docid rank score tag' (6 columns), got {len(columns)}")
-        query, _, doc, _, score, _ = columns
-        run.setdefault(query, []).append((doc, _number(score, path, number, "score")))
+    query, scored = None, None
+    for first, lines in text_blocks(path):
+        for number, text in enumerate(lines, start=first):
+            columns = text.split()
+            if not columns:
+                continue
+            if len(columns) != 6:
+                raise InputError(path, number, None, f"expected 'qid Q0 docid rank score tag' (6 columns), got {len(columns)}")
+            if columns[0] != query or scored is None:
+                query = columns[0]
+                scored = run.setdefault(query, [])
+            try:
+                score = float(columns[4])
+            except ValueError:
+                score = math.nan
+            if not math.isfinite(score):  # said, with its line, as every number of these files is
+                _number(columns[4], path, number, "score")
+            scored.append((columns[2], score))
     return run
 
 
@@ -118,7 +164,7 @@ def _json_run(path: str) -> dict[str, list[tuple[str, float]]]:
 
 def trec_order(scored: list[tuple[str, float]]) -> list[str]:
     """Doc ids as trec_eval ranks them: score descending, then docid descending (string order)."""
-    return [doc for doc, _ in sorted(scored, key=lambda pair: (pair[1], pair[0]), reverse=True)]
+    return [doc for doc, _ in sorted(scored, key=itemgetter(1, 0), reverse=True)]
 
 
 def read_run(path: str) -> dict[str, list[str]]:
