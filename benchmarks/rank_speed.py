@@ -8,7 +8,8 @@ them retrieved somewhere in the ranking, 3 never), graded 1 to 3. Each tool comp
 reciprocal rank, average precision, P@10, recall@10, success@10 and R-precision for every query.
 localeval is timed twice: as pytrec_eval and ranx work (every query's scores in memory, and the
 summary printed), and with `-o`, writing each query's scores and evidence to a results file
-(about 31 MB here). Wall-clock and CPU seconds are both printed: on a shared machine the wall
+(about 31 MB here). The same queries are also written as a TREC run and qrels file, scored by
+`localeval score RUN --qrels QRELS` and by pytrec_eval's own `parse_run` and `parse_qrel`. Wall-clock and CPU seconds are both printed: on a shared machine the wall
 clock measures the other processes too. Every process runs with Python's bytecode cache (in a
 temporary folder), as an installed package has it, so no run compiles localeval's source; the
 fastest of `--repeat` runs is kept.
@@ -51,6 +52,16 @@ import pytrec_eval
 scores = pytrec_eval.RelevanceEvaluator(qrels, {TREC_MEASURES}).evaluate(run)
 assert len(scores) == len(run)
 """
+# The same queries as TREC files, read as pytrec_eval's own helpers read them.
+PYTREC_EVAL_FILES = f"""
+import sys, pytrec_eval
+with open(sys.argv[1], encoding="utf-8") as f:
+    run = pytrec_eval.parse_run(f)
+with open(sys.argv[2], encoding="utf-8") as f:
+    qrels = pytrec_eval.parse_qrel(f)
+scores = pytrec_eval.RelevanceEvaluator(qrels, {TREC_MEASURES}).evaluate(run)
+assert len(scores) == len(run)
+"""
 RANX = READ + f"""
 import warnings
 warnings.filterwarnings("ignore")
@@ -73,6 +84,17 @@ def write_queries(path: Path, queries: int, depth: int, seed: int = 78) -> None:
             relevant = rng.sample(ranked, 5) + [f"n{q}-{i}" for i in range(3)]
             grades = [rng.choice((1, 2, 3)) for _ in relevant]
             out.write(json.dumps({"id": f"q{q}", "retrieved_context_ids": ranked, "reference_context_ids": relevant, "reference_context_grades": grades}) + "\n")
+
+
+def write_trec_files(data: Path, run: Path, qrels: Path) -> None:
+    """The JSON Lines queries as a TREC run (scores falling with the rank) and TREC qrels."""
+    with open(data, encoding="utf-8") as samples, open(run, "w", encoding="utf-8") as ranked, open(qrels, "w", encoding="utf-8") as judged:
+        for line in samples:
+            sample = json.loads(line)
+            for rank, doc in enumerate(sample["retrieved_context_ids"], start=1):
+                ranked.write(f"{sample['id']} Q0 {doc} {rank} {1000 - rank} bm25\n")
+            for doc, grade in zip(sample["reference_context_ids"], sample["reference_context_grades"]):
+                judged.write(f"{sample['id']} 0 {doc} {grade}\n")
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
@@ -105,12 +127,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "ranked.jsonl"
         write_queries(data, args.queries, args.depth)
+        run, qrels = Path(folder) / "run.trec", Path(folder) / "qrels.trec"
+        write_trec_files(data, run, qrels)
         env = with_bytecode_cache(Path(folder) / "pycache")
-        localeval = [sys.executable, "-m", "localeval", "score", str(data), *(f"--metric={m}" for m in METRICS), "-q"]
+        metrics = [f"--metric={m}" for m in METRICS]
+        localeval = [sys.executable, "-m", "localeval", "score", str(data), *metrics, "-q"]
         commands = {
             "localeval score (scores in memory, summary)": localeval,
             "localeval score -o (and each query's row written)": [*localeval, "-o", str(Path(folder) / "results.jsonl")],
             "pytrec_eval (read JSONL, evaluate)": [sys.executable, "-c", PYTREC_EVAL, str(data)],
+            "localeval score RUN --qrels QRELS (TREC files)": [sys.executable, "-m", "localeval", "score", str(run), "--qrels", str(qrels), *metrics, "-q"],
+            "pytrec_eval parse_run, parse_qrel, evaluate": [sys.executable, "-c", PYTREC_EVAL_FILES, str(run), str(qrels)],
         }
         if not args.no_ranx:
             commands["ranx (read JSONL, two calls)"] = [sys.executable, "-c", RANX, str(data)]
@@ -130,10 +157,10 @@ def main() -> None:
     if ranx_calls:
         print(f"{'ranx evaluate(), first call (numba compiles)':<52} {ranx_calls[0]:>7.2f}")
         print(f"{'ranx evaluate(), warm second call':<52} {ranx_calls[1]:>7.2f}")
-    trec = rows["pytrec_eval (read JSONL, evaluate)"]
-    for name in list(commands)[:2]:
-        wall, cpu = rows[name]
-        print(f"{name}: {wall / trec[0]:.2f}x pytrec_eval's wall clock, {cpu / trec[1]:.2f}x its CPU")
+    names = list(commands)
+    for name, against in ((names[0], names[2]), (names[1], names[2]), (names[3], names[4])):
+        (wall, cpu), (trec_wall, trec_cpu) = rows[name], rows[against]
+        print(f"{name}: {wall / trec_wall:.2f}x pytrec_eval's wall clock, {cpu / trec_cpu:.2f}x its CPU")
 
 
 if __name__ == "__main__":
