@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_core import from_json
 
@@ -33,6 +33,12 @@ from localeval.data.jsonl import MAX_LINE_BYTES, UTF8_BOM
 from localeval.errors import InputError
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
+class Digest(Protocol):
+    """A hashlib object: a reader gives it every byte it reads (the header records that hash)."""
+
+    def update(self, data: bytes, /) -> None: ...
 
 
 @dataclass
@@ -58,15 +64,20 @@ def _decoded(lines: bytes, path: str, first: int) -> str:
         raise  # not reached: some line failed to decode
 
 
-def text_blocks(path: str) -> Iterator[tuple[int, list[str]]]:
+def text_blocks(path: str, digest: Digest | None = None) -> Iterator[tuple[int, list[str]]]:
     """The file's lines, decoded, a block at a time: (the number of the block's first line, from 1;
     its lines without their newline). A UTF-8 byte order mark opening the file is dropped; a line
-    longer than MAX_LINE_BYTES stops the read, naming its line, and is never held whole."""
+    longer than MAX_LINE_BYTES stops the read, naming its line, and is never held whole. `digest`
+    (a hashlib object) is given every byte read, so its hash is that of the bytes the lines are."""
     first = 1
     with open(path, "rb") as handle:
         tail = handle.read(len(UTF8_BOM))
+        if digest is not None:
+            digest.update(tail)
         tail = b"" if tail == UTF8_BOM else tail
         while block := handle.read(BLOCK_BYTES):
+            if digest is not None:
+                digest.update(block)
             block = tail + block
             cut = block.rfind(b"\n") + 1
             whole, tail = block[:cut], block[cut:]
@@ -79,9 +90,9 @@ def text_blocks(path: str) -> Iterator[tuple[int, list[str]]]:
         yield first, [_decoded(tail, path, first)]
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
+def _lines(path: str, digest: Digest | None) -> Iterator[tuple[int, str]]:
     """The file's non-blank lines, numbered from 1, stripped."""
-    for first, lines in text_blocks(path):
+    for first, lines in text_blocks(path, digest):
         for number, text in enumerate(lines, start=first):
             if text.strip():
                 yield number, text.strip()
@@ -97,11 +108,11 @@ def _number(text: str, path: str, line: int, name: str) -> float:
     return value
 
 
-def read_qrels(path: str) -> Judgements:
+def read_qrels(path: str, digest: Digest | None = None) -> Judgements:
     """TREC qrels (4 columns) or BEIR's TSV (3 columns, header optional). A query judged twice for
     one id keeps its last relevance, as trec_eval does."""
     judged = Judgements()
-    for number, text in _lines(path):
+    for number, text in _lines(path, digest):
         columns = text.split("\t") if "\t" in text else text.split()
         columns = [c.strip() for c in columns]
         if len(columns) == 3 and tuple(c.lower() for c in columns) == BEIR_QRELS_HEADER:
@@ -116,12 +127,12 @@ def read_qrels(path: str) -> Judgements:
     return judged
 
 
-def _trec_run(path: str) -> dict[str, list[tuple[str, float]]]:
+def _trec_run(path: str, digest: Digest | None) -> dict[str, list[tuple[str, float]]]:
     """Each query's (docid, score) pairs in file order. The lines of one query usually follow each
     other, so its list is looked up once per query, not once per line."""
     run: dict[str, list[tuple[str, float]]] = {}
     query, scored = None, None
-    for first, lines in text_blocks(path):
+    for first, lines in text_blocks(path, digest):
         for number, text in enumerate(lines, start=first):
             columns = text.split()
             if not columns:
@@ -141,8 +152,10 @@ def _trec_run(path: str) -> dict[str, list[tuple[str, float]]]:
     return run
 
 
-def _json_run(path: str) -> dict[str, list[tuple[str, float]]]:
+def _json_run(path: str, digest: Digest | None) -> dict[str, list[tuple[str, float]]]:
     raw = Path(path).read_bytes()
+    if digest is not None:
+        digest.update(raw)
     try:
         data: Any = from_json(raw)
     except ValueError as error:
@@ -167,20 +180,20 @@ def trec_order(scored: list[tuple[str, float]]) -> list[str]:
     return [doc for doc, _ in sorted(scored, key=itemgetter(1, 0), reverse=True)]
 
 
-def read_run(path: str) -> dict[str, list[str]]:
+def read_run(path: str, digest: Digest | None = None) -> dict[str, list[str]]:
     """Each query's ranking, best first: a TREC run file, or BEIR's JSON (a file opening with '{').
     An id a TREC run lists twice for one query stays twice in the ranking: the rank metrics count
     it once, at its first (higher) rank, and say so."""
     with open(path, "rb") as handle:
         head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
-    scores = _json_run(path) if head.startswith(b"{") else _trec_run(path)
+    scores = _json_run(path, digest) if head.startswith(b"{") else _trec_run(path, digest)
     return {query: trec_order(scored) for query, scored in scores.items()}
 
 
-def read_queries(path: str) -> dict[str, str]:
+def read_queries(path: str, digest: Digest | None = None) -> dict[str, str]:
     """BEIR's queries.jsonl: each query's text by its `_id`."""
     texts: dict[str, str] = {}
-    for number, text in _lines(path):
+    for number, text in _lines(path, digest):
         try:
             row: Any = from_json(text)
         except ValueError as error:

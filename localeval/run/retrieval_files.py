@@ -4,19 +4,20 @@ The run and qrels are read whole (localeval.data.trec, every line checked), writ
 samples into a private temporary folder, and that file is scored as any input is: resume, the
 reports, the summary and every gate work unchanged, and the samples' SHA-256 is what a resume
 compares. The results header records the files the samples were read from, each with its path and
-SHA-256 (`read_from`: hashed before and after reading, so a file that changed meanwhile is refused,
-never recorded with another file's hash), and names the run as the input, so a rerun with --no-timing writes the
+SHA-256 (`read_from`: the hash of the bytes read, taken as they are read, so a file that changes
+meanwhile is never recorded with the hash of other bytes), and names the run as the input, so a rerun with --no-timing writes the
 same bytes (the temporary path is never recorded).
 """
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from localeval.data.files import STDIO, file_sha256
+from localeval.data.files import STDIO
 from localeval.data.results import dumps_json
 from localeval.data.trec import read_qrels, read_queries, read_run, retrieval_samples
 from localeval.errors import ConfigError
@@ -48,19 +49,16 @@ def samples_from_run_files(settings: RunSettings) -> Iterator[RunSettings]:
     files (a JSON Lines file removed when the run ends) and `read_from` naming those files."""
     assert settings.qrels is not None  # the caller's condition
     read_from = {"run": settings.input, "qrels": settings.qrels, **({"queries": settings.queries} if settings.queries else {})}
+    digests = {role: hashlib.sha256() for role in read_from}
     try:
-        hashed = {role: file_sha256(path) for role, path in read_from.items()}
-        run, qrels = read_run(settings.input), read_qrels(settings.qrels)
-        queries = read_queries(settings.queries) if settings.queries is not None else None
-        changed = [path for role, path in read_from.items() if file_sha256(path) != hashed[role]]
+        run, qrels = read_run(settings.input, digests["run"]), read_qrels(settings.qrels, digests["qrels"])
+        queries = read_queries(settings.queries, digests["queries"]) if settings.queries is not None else None
     except OSError as error:  # a file that vanished or may not be read: named, exit 2
         raise ConfigError(f"cannot read {error.filename}: {error.strerror}") from None
-    if changed:  # the SHA-256 recorded must be that of the bytes scored
-        raise ConfigError(f"{changed[0]} changed while it was read: score it again once nothing is writing to it")
     with tempfile.TemporaryDirectory(prefix="localeval-run-") as folder:
         converted = Path(folder) / SAMPLES_NAME
         with open(converted, "w", encoding="utf-8") as out:
             for sample in retrieval_samples(run, qrels, queries):
                 out.write(dumps_json(sample) + "\n")
-        described = {role: {"path": path, "sha256": hashed[role]} for role, path in read_from.items()}
+        described = {role: {"path": path, "sha256": digests[role].hexdigest()} for role, path in read_from.items()}
         yield settings.model_copy(update={"input": str(converted), "qrels": None, "queries": None, "read_from": described})
