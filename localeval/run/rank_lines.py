@@ -72,8 +72,8 @@ FIELD_SHAPES: dict[str, Callable[[Any], bool]] = {
 def common_sample(raw: bytes) -> dict[str, Any] | None:
     """The line as a dict when it has the common shape a ranking has, and the pipeline would read
     it as the same sample: Sample's fields only (no legacy name, nothing passed through), texts
-    strings, ids strings or 64-bit integers, grades finite numbers
-    of at least 0 aligned with the reference ids, both id lists present. None for anything else."""
+    strings, ids strings or 64-bit integers, grades finite numbers of at least 0 aligned with the
+    reference ids, both id lists present. None for anything else."""
     if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: json.loads takes a lone one, which pydantic refuses
         return None
     try:
