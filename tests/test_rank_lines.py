@@ -154,3 +154,40 @@ def test_a_run_with_another_metric_or_a_plugins_subclass_takes_the_pipeline():
     assert ranks_only([create_metric(cls.name) for cls in RANK_METRICS])
     assert not ranks_only([create_metric("ndcg_at_k"), create_metric("id_context_recall")])
     assert not ranks_only([Renamed()]) and not ranks_only([])
+
+
+def test_a_row_too_long_to_write_counts_the_same_with_or_without_a_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Found by review: with nowhere to write, a row too long for a results line was counted as
+    scored, where writing it makes it an input error (exit 2). The limits are made small here so
+    that a short line shows it (a real one needs a line of tens of MiB)."""
+    import localeval.data.results as results
+    import localeval.run.rank_lines as rank_lines
+
+    monkeypatch.setattr(results, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(rank_lines, "ROOMY_LINE_BYTES", 4096 // 256)
+    data = _write(tmp_path / "long.jsonl", [COMMON[0], {"id": "\u0085" * 1500, "retrieved_context_ids": ["a"], "reference_context_ids": ["a"]}])
+    outcomes = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(pipeline, "ranks_only", lambda metrics: False)
+        for output in ([], ["-o", str(tmp_path / f"out{fast}.jsonl")]):
+            summary = tmp_path / "summary.json"
+            done = invoke(["score", str(data), *SEVEN, "--summary-json", str(summary), "--no-timing", "-q", *output])
+            figures = json.loads(summary.read_text(encoding="utf-8"))
+            outcomes.append((done.exit_code, figures["input_errors"], figures["metrics"]["ndcg_at_k"]["count"]))
+    assert outcomes == [(2, 1, 1)] * 4
+
+
+def test_a_row_is_at_most_160_times_its_line_so_a_roomy_line_needs_no_check():
+    from localeval.run.rank_lines import ROOMY_LINE_BYTES, rank_row
+
+    metrics = [create_metric(cls.name) for cls in RANK_METRICS]
+    rng = random.Random(5)
+    for _ in range(300):
+        unit = rng.choice(["\u0085", "\u2028", "\x01", "a", "é", '"'])
+        ids = [unit * rng.randint(1, 40) + str(i) for i in range(rng.randint(1, 30))]
+        ranking = ids + rng.sample(ids, len(ids) // 2)  # repeats: the duplicates listed in every metric
+        raw = _line({"id": unit * rng.randint(1, 200), "retrieved_context_ids": ranking, "reference_context_ids": ids + [unit * 50]})
+        row = rank_row(1, common_sample(raw), metrics)
+        assert len(row.to_line().encode("utf-8")) <= 160 * len(raw) + 4096
+    assert 160 * ROOMY_LINE_BYTES + 4096 < 64 << 20

@@ -247,3 +247,27 @@ def test_a_line_longer_than_a_line_may_be_is_refused_naming_it(tmp_path: Path, m
     run.write_bytes(b"q1 Q0 d1 1 3 t\nq1 Q0 " + b"d" * 60 + b" 2 2 t\n")
     with pytest.raises(trec.InputError, match=r"run.txt:2: line longer than"):
         trec.read_run(str(run))
+
+
+def test_block_reading_keeps_the_line_readers_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Found by review: a file of 3 bytes or fewer was one line; only one byte order mark was
+    dropped, and a bad byte's place on line 1 did not count it; a complete line longer than a line
+    may be was read when its newline came in the block that took it past the limit."""
+    import localeval.data.trec as trec
+
+    short = tmp_path / "short.txt"
+    short.write_bytes(b"a\nb")
+    with pytest.raises(trec.InputError, match=r"short.txt:1: expected 'qid Q0 docid rank score tag' \(6 columns\), got 1"):
+        trec.read_run(str(short))
+    marks = tmp_path / "marks.txt"
+    marks.write_bytes("\ufeff\ufeffq1 Q0 d1 1 3 t\n".encode())
+    assert trec.read_run(str(marks)) == {"q1": ["d1"]}
+    marks.write_bytes(b"\xef\xbb\xbfq1 Q0 d\xff 1 3 t\n")
+    with pytest.raises(trec.InputError, match=r"marks.txt:1: not valid UTF-8 \(byte 10\)"):
+        trec.read_run(str(marks))
+    monkeypatch.setattr(trec, "MAX_LINE_BYTES", 40)
+    monkeypatch.setattr(trec, "BLOCK_BYTES", 16)
+    long = tmp_path / "long.txt"
+    long.write_bytes(b"q1 Q0 d1 1 3 t\n" + b"q1 Q0 " + b"d" * 30 + b" 2 2 t\n")  # line 2: 45 bytes, its newline in the block after the limit
+    with pytest.raises(trec.InputError, match=r"long.txt:2: line longer than"):
+        trec.read_run(str(long))

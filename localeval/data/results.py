@@ -163,10 +163,10 @@ def to_json_value(value: Any) -> Any:
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
-# One encoder for every line (json.dumps builds one per call). Without the check for circular
-# values: a row, a header and a summary are trees by construction, and a plugin's details that
-# are not come back as the RecursionError their check (localeval.run.runner) catches.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False)
+# One encoder for every line (json.dumps builds one per call). It keeps the check for circular
+# values: a plugin's details that hold themselves are an error for that sample, never a crash of
+# the C encoder under a raised recursion limit.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
 def dumps_json(obj: Any, indent: int | None = None) -> str:

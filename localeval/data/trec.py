@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from pydantic_core import from_json
 
-from localeval.data.jsonl import MAX_LINE_BYTES, UTF8_BOM
+from localeval.data.jsonl import MAX_LINE_BYTES
 from localeval.errors import InputError
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -64,17 +64,23 @@ def _decoded(lines: bytes, path: str, first: int) -> str:
         raise  # not reached: some line failed to decode
 
 
+def _refuse_overlong(whole: bytes, path: str, first: int) -> None:
+    """Name the first line of a block longer than MAX_LINE_BYTES. Only the block's first line can
+    be (the one begun in the block before), so this runs only when the block itself is that long."""
+    for number, line in enumerate(whole.split(b"\n"), start=first):
+        if len(line) > MAX_LINE_BYTES:
+            raise InputError(path, number, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB")
+
+
 def text_blocks(path: str, digest: Digest | None = None) -> Iterator[tuple[int, list[str]]]:
     """The file's lines, decoded, a block at a time: (the number of the block's first line, from 1;
-    its lines without their newline). A UTF-8 byte order mark opening the file is dropped; a line
-    longer than MAX_LINE_BYTES stops the read, naming its line, and is never held whole. `digest`
-    (a hashlib object) is given every byte read, so its hash is that of the bytes the lines are."""
+    its lines without their newline). Byte order marks opening line 1 are dropped (after decoding:
+    a bad byte's place on that line counts them); a line longer than MAX_LINE_BYTES stops the read,
+    naming its line, and is never held whole. `digest` (a hashlib object) is given every byte read,
+    so its hash is that of the bytes the lines are."""
     first = 1
+    tail = b""
     with open(path, "rb") as handle:
-        tail = handle.read(len(UTF8_BOM))
-        if digest is not None:
-            digest.update(tail)
-        tail = b"" if tail == UTF8_BOM else tail
         while block := handle.read(BLOCK_BYTES):
             if digest is not None:
                 digest.update(block)
@@ -83,11 +89,16 @@ def text_blocks(path: str, digest: Digest | None = None) -> Iterator[tuple[int, 
             whole, tail = block[:cut], block[cut:]
             if len(tail) > MAX_LINE_BYTES:
                 raise InputError(path, first + whole.count(b"\n"), None, f"line longer than {MAX_LINE_BYTES >> 20} MiB")
+            if len(whole) > MAX_LINE_BYTES:
+                _refuse_overlong(whole, path, first)
             if whole:
-                yield first, _decoded(whole, path, first).split("\n")[:-1]
-                first += whole.count(b"\n")
+                lines = _decoded(whole, path, first).split("\n")[:-1]
+                if first == 1:
+                    lines[0] = lines[0].lstrip("\ufeff")
+                yield first, lines
+                first += len(lines)
     if tail:
-        yield first, [_decoded(tail, path, first)]
+        yield first, [_decoded(tail, path, first).lstrip("\ufeff") if first == 1 else _decoded(tail, path, first)]
 
 
 def _lines(path: str, digest: Digest | None) -> Iterator[tuple[int, str]]:

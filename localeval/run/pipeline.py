@@ -280,13 +280,14 @@ class _Sink:
         if need_rows and results is None:
             self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
 
-    def write(self, row: ResultRow) -> ResultRow:
+    def write(self, row: ResultRow, as_written: bool = False) -> ResultRow:
         """Append a row, as it can be read back (`ResultRow.writable`: never a line longer than a
         results line may be), and return it as written; a disk that is full (or fails) ends the
         run with exit 3, naming the file, with the rows before it kept (a resume continues them).
-        A reader of standard output that left (BrokenPipeError) is the CLI's to handle. With
-        nowhere to write (no -o and no report that reads the rows) the row is not encoded at all."""
-        if self.results is None and self.stream is None and self.spool is None:
+        A reader of standard output that left (BrokenPipeError) is the CLI's to handle. `as_written`:
+        the source made the row what writing it would make it (rank_lines); with nowhere to write
+        (no -o and no report that reads the rows) such a row is not encoded at all."""
+        if as_written and self.results is None and self.stream is None and self.spool is None:
             return row
         row, line = row.writable(timing=self.timing)
         data = line.encode("utf-8")
@@ -366,6 +367,8 @@ class _LocalSource:
         # Labels are checked against the samples they name by a second reading of the input before
         # the run (_run); an input read once is checked as it is read, each sample before its row.
         self.gold = gold if not _rereadable(settings) else None
+        # A run of rank metrics alone reads its common lines without the per-sample pipeline, each row made as it is written.
+        self.rows_as_written = self.gold is None and not settings.map and ranks_only(metrics)
         self.owned = judge is None and any(m.uses_judge() for m in metrics)
         self.judge = judge
         if judge is not None and settings.calibration is not None:
@@ -385,7 +388,7 @@ class _LocalSource:
     def rows(self, done: _DoneLines, limit: int | None) -> Iterator[ResultRow]:
         """The rows of the lines not yet `done`, from the input's first `limit` bytes (those hashed);
         a run of rank metrics alone reads its common lines without the per-sample pipeline (rank_lines)."""
-        if self.gold is None and not self.settings.map and ranks_only(self.metrics):
+        if self.rows_as_written:
             return rank_rows(self.settings.input, self.metrics, done=done, limit=limit, strict=self.settings.strict_input)
         records = read_records(self.settings.input, strict=self.settings.strict_input, field_map=self.settings.map, limit=limit)
         return score(self._noticed(r for r in records if r.line not in done), self.metrics, judge=self.judge)
@@ -535,7 +538,7 @@ def _run(
             on_start(done.count)
         try:
             for scored in source.rows(done, hashed.size if hashed is not None else None):
-                row = sink.write(scored)  # as written: the summary counts what the file holds
+                row = sink.write(scored, as_written=getattr(source, "rows_as_written", False))  # as written: the summary counts what the file holds
                 written += 1
                 summary.add(row)
                 if row.unreadable and on_message is not None:

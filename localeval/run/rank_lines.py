@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Container, Iterator, Sequence
 from typing import Any
 
-from localeval.data.jsonl import input_lines, input_name, to_record
+from localeval.data.jsonl import MAX_LINE_BYTES, input_lines, input_name, to_record
 from localeval.data.results import ResultRow
 from localeval.data.samples import GRADES_FIELD
 from localeval.metrics import Metric
@@ -28,6 +28,11 @@ from localeval.metrics.rank_metrics import RANK_METRICS, RankMetric, Reading
 from localeval.run.runner import score_records
 
 _INT64 = 1 << 63  # pydantic reads a JSON integer beyond 64 bits another way: such a line takes the pipeline
+# A common line no longer than this cannot make a row longer than a results line may be (each byte
+# of an id is written at most 6 bytes wide, an escape, in at most 25 places: the row's id, and in
+# each of seven metrics' details the ranks, their numbers, missing and duplicates), so only a longer
+# line's row is encoded to check (`ResultRow.writable`).
+ROOMY_LINE_BYTES = MAX_LINE_BYTES // 256
 
 
 def ranks_only(metrics: Sequence[Metric[Any]]) -> bool:
@@ -105,7 +110,9 @@ def rank_row(line: int, sample: dict[str, Any], metrics: Sequence[RankMetric]) -
 
 
 def rank_rows(path: str, metrics: Sequence[Metric[Any]], *, done: Container[int], limit: int | None, strict: bool) -> Iterator[ResultRow]:
-    """The rows of the input's lines not yet `done`, in line order, from its first `limit` bytes;
+    """The rows of the input's lines not yet `done`, in line order, from its first `limit` bytes,
+    each as writing it makes it (a row too long for a results line slimmed or failed, as
+    `ResultRow.writable` does), so a run with nowhere to write counts what a results file would hold;
     with `strict`, the first line that cannot be read raises its InputError after the rows before
     it (a done line too, as the pipeline's reader does). Every metric is a rank metric (`ranks_only`)."""
     assert ranks_only(metrics)  # the caller's condition
@@ -114,13 +121,13 @@ def rank_rows(path: str, metrics: Sequence[Metric[Any]], *, done: Container[int]
     for number, raw in input_lines(path, limit):
         if number in done and not strict:
             continue
-        sample = common_sample(raw) if raw is not None else None
-        if sample is None:
+        if raw is None or (sample := common_sample(raw)) is None:
             record = to_record(number, raw, name)
             if strict and record.error is not None:
                 raise record.error
             if number not in done:
-                yield from score_records([record], metrics, None)
+                yield from (row.writable()[0] for row in score_records([record], metrics, None))
         elif number not in done:
-            yield rank_row(number, sample, ranked)
+            row = rank_row(number, sample, ranked)
+            yield row if len(raw) <= ROOMY_LINE_BYTES else row.writable()[0]
 
