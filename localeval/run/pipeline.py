@@ -536,9 +536,10 @@ def _run(
         sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing, settings.output or "")
         if on_start is not None:
             on_start(done.count)
+        as_written = getattr(source, "rows_as_written", False)  # a Ray source's rows are checked as they are written
         try:
             for scored in source.rows(done, hashed.size if hashed is not None else None):
-                row = sink.write(scored, as_written=getattr(source, "rows_as_written", False))  # as written: the summary counts what the file holds
+                row = sink.write(scored, as_written)  # as written: the summary counts what the file holds
                 written += 1
                 summary.add(row)
                 if row.unreadable and on_message is not None:
