@@ -269,9 +269,10 @@ def _open_stream(output: str) -> IO[bytes]:
 
 class _Sink:
     """Where rows go: the results file or a stream, and a spool for the reports when the
-    rows are not otherwise on disk."""
+    rows are not otherwise on disk. `nowhere`: none of these, and the source makes each row what
+    writing it would make it (rank_lines), so rows are not encoded at all."""
 
-    def __init__(self, results: IO[bytes] | None, stream: IO[bytes] | None, need_rows: bool, timing: bool, name: str) -> None:
+    def __init__(self, results: IO[bytes] | None, stream: IO[bytes] | None, need_rows: bool, timing: bool, name: str, rows_as_written: bool = False) -> None:
         self.name = name
         self.results = results
         self.stream = stream
@@ -279,15 +280,14 @@ class _Sink:
         self.spool: IO[bytes] | None = None
         if need_rows and results is None:
             self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+        self.nowhere = rows_as_written and results is None and stream is None and self.spool is None
 
-    def write(self, row: ResultRow, as_written: bool = False) -> ResultRow:
+    def write(self, row: ResultRow) -> ResultRow:
         """Append a row, as it can be read back (`ResultRow.writable`: never a line longer than a
         results line may be), and return it as written; a disk that is full (or fails) ends the
         run with exit 3, naming the file, with the rows before it kept (a resume continues them).
-        A reader of standard output that left (BrokenPipeError) is the CLI's to handle. `as_written`:
-        the source made the row what writing it would make it (rank_lines); with nowhere to write
-        (no -o and no report that reads the rows) such a row is not encoded at all."""
-        if as_written and self.results is None and self.stream is None and self.spool is None:
+        A reader of standard output that left (BrokenPipeError) is the CLI's to handle."""
+        if self.nowhere:
             return row
         row, line = row.writable(timing=self.timing)
         data = line.encode("utf-8")
@@ -533,13 +533,13 @@ def _run(
                 handle.truncate(0)
                 _write_header(handle, provenance, str(results_file))
         stream = stdout if settings.output == STDIO else _open_stream(settings.output) if settings.output and not results_file else None
-        sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing, settings.output or "")
+        rows_as_written = getattr(source, "rows_as_written", False)  # a Ray source's rows are made as written by the sink
+        sink = _Sink(handle, stream, bool(settings.junit_xml or settings.markdown), settings.timing, settings.output or "", rows_as_written)
         if on_start is not None:
             on_start(done.count)
-        as_written = getattr(source, "rows_as_written", False)  # a Ray source's rows are checked as they are written
         try:
             for scored in source.rows(done, hashed.size if hashed is not None else None):
-                row = sink.write(scored, as_written)  # as written: the summary counts what the file holds
+                row = sink.write(scored)  # as written: the summary counts what the file holds
                 written += 1
                 summary.add(row)
                 if row.unreadable and on_message is not None:
