@@ -271,3 +271,23 @@ def test_block_reading_keeps_the_line_readers_rules(tmp_path: Path, monkeypatch:
     long.write_bytes(b"q1 Q0 d1 1 3 t\n" + b"q1 Q0 " + b"d" * 30 + b" 2 2 t\n")  # line 2: 45 bytes, its newline in the block after the limit
     with pytest.raises(trec.InputError, match=r"long.txt:2: line longer than"):
         trec.read_run(str(long))
+
+
+def test_a_run_file_in_falling_score_order_and_any_other_give_trec_eval_s_order(tmp_path: Path):
+    """A query whose scores fall strictly line after line keeps its file order (not sorted again);
+    every other is sorted: both as trec_order ranks them (score descending, then docid descending)."""
+    import random
+
+    from localeval.data.trec import read_run, trec_order
+
+    rng = random.Random(3)
+    expected, lines = {}, []
+    for query in range(200):
+        docs = [f"d{rng.randint(0, 30)}" for _ in range(rng.randint(1, 12))]
+        falling = rng.random() < 0.5
+        scores = sorted(rng.sample(range(1000), len(docs)), reverse=True) if falling else [rng.choice([1.0, 2.0, 2.5, 3.0]) for _ in docs]
+        expected[f"q{query}"] = trec_order(list(zip(docs, map(float, scores))))
+        lines += [f"q{query} Q0 {doc} {rank} {score} run\n" for rank, (doc, score) in enumerate(zip(docs, scores), start=1)]
+    run = tmp_path / "run.trec"
+    run.write_text("".join(lines))
+    assert read_run(str(run)) == expected

@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import islice
+from operator import gt, itemgetter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -138,11 +139,15 @@ def read_qrels(path: str, digest: Digest | None = None) -> Judgements:
     return judged
 
 
-def _trec_run(path: str, digest: Digest | None) -> dict[str, list[tuple[str, float]]]:
-    """Each query's (docid, score) pairs in file order. The lines of one query usually follow each
-    other, so its list is looked up once per query, not once per line."""
-    run: dict[str, list[tuple[str, float]]] = {}
-    query, scored = None, None
+Scored = tuple[list[str], list[float]]  # a query's doc ids and their scores, in file order
+
+
+def _trec_run(path: str, digest: Digest | None) -> dict[str, Scored]:
+    """Each query's doc ids and scores in file order. The lines of one query usually follow each
+    other, so its lists are looked up once per query, not once per line; ids and scores are kept in
+    two lists, not a pair a line (two million pairs kept the garbage collector busy)."""
+    run: dict[str, Scored] = {}
+    query, docs, scores = None, None, None
     for first, lines in text_blocks(path, digest):
         for number, text in enumerate(lines, start=first):
             columns = text.split()
@@ -150,20 +155,21 @@ def _trec_run(path: str, digest: Digest | None) -> dict[str, list[tuple[str, flo
                 continue
             if len(columns) != 6:
                 raise InputError(path, number, None, f"expected 'qid Q0 docid rank score tag' (6 columns), got {len(columns)}")
-            if columns[0] != query or scored is None:
+            if columns[0] != query or docs is None or scores is None:
                 query = columns[0]
-                scored = run.setdefault(query, [])
+                docs, scores = run.setdefault(query, ([], []))
             try:
                 score = float(columns[4])
             except ValueError:
                 score = math.nan
             if not math.isfinite(score):  # said, with its line, as every number of these files is
                 _number(columns[4], path, number, "score")
-            scored.append((columns[2], score))
+            docs.append(columns[2])
+            scores.append(score)
     return run
 
 
-def _json_run(path: str, digest: Digest | None) -> dict[str, list[tuple[str, float]]]:
+def _json_run(path: str, digest: Digest | None) -> dict[str, Scored]:
     raw = Path(path).read_bytes()
     if digest is not None:
         digest.update(raw)
@@ -173,22 +179,28 @@ def _json_run(path: str, digest: Digest | None) -> dict[str, list[tuple[str, flo
         raise InputError(path, 1, None, f"invalid JSON: {error}") from None
     if not isinstance(data, dict):
         raise InputError(path, 1, None, "expected a JSON object {query id: {doc id: score}}")
-    run: dict[str, list[tuple[str, float]]] = {}
+    run: dict[str, Scored] = {}
     for query, ranked in data.items():
         if not isinstance(ranked, dict):
             raise InputError(path, 1, str(query), "expected an object {doc id: score}")
-        scores = []
         for doc, score in ranked.items():
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
                 raise InputError(path, 1, f"{query}.{doc}", f"expected a finite number as the score, got {score!r}"[:120])
-            scores.append((str(doc), float(score)))
-        run[str(query)] = scores
+        run[str(query)] = (list(map(str, ranked)), list(map(float, ranked.values())))
     return run
 
 
 def trec_order(scored: list[tuple[str, float]]) -> list[str]:
     """Doc ids as trec_eval ranks them: score descending, then docid descending (string order)."""
     return [doc for doc, _ in sorted(scored, key=itemgetter(1, 0), reverse=True)]
+
+
+def _ranking(docs: list[str], scores: list[float]) -> list[str]:
+    """trec_order's ranking of one query; scores that fall strictly line after line (most run files)
+    are already in that order, and are not sorted again."""
+    if all(map(gt, scores, islice(scores, 1, None))):
+        return docs
+    return trec_order(list(zip(docs, scores)))
 
 
 def read_run(path: str, digest: Digest | None = None) -> dict[str, list[str]]:
@@ -198,7 +210,7 @@ def read_run(path: str, digest: Digest | None = None) -> dict[str, list[str]]:
     with open(path, "rb") as handle:
         head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     scores = _json_run(path, digest) if head.startswith(b"{") else _trec_run(path, digest)
-    return {query: trec_order(scored) for query, scored in scores.items()}
+    return {query: _ranking(docs, values) for query, (docs, values) in scores.items()}
 
 
 def read_queries(path: str, digest: Digest | None = None) -> dict[str, str]:
