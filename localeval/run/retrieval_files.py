@@ -60,5 +60,6 @@ def samples_from_run_files(settings: RunSettings) -> Iterator[RunSettings]:
         with open(converted, "w", encoding="utf-8") as out:
             for sample in retrieval_samples(run, qrels, queries):
                 out.write(dumps_json(sample) + "\n")
+        del run, qrels, queries  # the samples file holds them now: not kept in memory while it is scored
         described = {role: {"path": path, "sha256": digests[role].hexdigest()} for role, path in read_from.items()}
         yield settings.model_copy(update={"input": str(converted), "qrels": None, "queries": None, "read_from": described})
