@@ -188,6 +188,6 @@ def test_a_row_is_at_most_160_times_its_line_so_a_roomy_line_needs_no_check():
         ids = [unit * rng.randint(1, 40) + str(i) for i in range(rng.randint(1, 30))]
         ranking = ids + rng.sample(ids, len(ids) // 2)  # repeats: the duplicates listed in every metric
         raw = _line({"id": unit * rng.randint(1, 200), "retrieved_context_ids": ranking, "reference_context_ids": ids + [unit * 50]})
-        row = rank_row(1, common_sample(raw), metrics)
+        row = rank_row(1, common_sample(raw), [(metric.name, metric.figure_of) for metric in metrics])
         assert len(row.to_line().encode("utf-8")) <= 160 * len(raw) + 4096
     assert 160 * ROOMY_LINE_BYTES + 4096 < 64 << 20

@@ -97,15 +97,19 @@ def common_sample(raw: bytes) -> dict[str, Any] | None:
     return sample
 
 
-def rank_row(line: int, sample: dict[str, Any], metrics: Sequence[RankMetric]) -> ResultRow:
+Figure = Callable[[Reading], tuple[float, dict[str, Any]]]  # a rank metric's figure_of
+
+
+def rank_row(line: int, sample: dict[str, Any], figures: Sequence[tuple[str, Figure]]) -> ResultRow:
     """A common line's row: each metric's value and details for the ranking, read once (a rank
-    figure has no error and no judge usage: its row holds scores and details alone)."""
+    figure has no error and no judge usage: its row holds scores and details alone). `figures`:
+    each metric's name and its `figure_of`, looked up once a run, not once a line."""
     own = sample.get("id")
     row = ResultRow(line=line, id=own if own is not None else line)
     reading = Reading(judge_ranking(sample["retrieved_context_ids"], sample["reference_context_ids"], sample.get(GRADES_FIELD)))
     scores, details = row.scores, row.details
-    for metric in metrics:
-        scores[metric.name], details[metric.name] = metric.figure_of(reading)
+    for name, figure_of in figures:
+        scores[name], details[name] = figure_of(reading)
     return row
 
 
@@ -116,7 +120,7 @@ def rank_rows(path: str, metrics: Sequence[Metric[Any]], *, done: Container[int]
     with `strict`, the first line that cannot be read raises its InputError after the rows before
     it (a done line too, as the pipeline's reader does). Every metric is a rank metric (`ranks_only`)."""
     assert ranks_only(metrics)  # the caller's condition
-    ranked = [metric for metric in metrics if isinstance(metric, RankMetric)]
+    figures = [(metric.name, metric.figure_of) for metric in metrics if isinstance(metric, RankMetric)]
     name = input_name(path)
     for number, raw in input_lines(path, limit):
         if number in done and not strict:
@@ -128,6 +132,6 @@ def rank_rows(path: str, metrics: Sequence[Metric[Any]], *, done: Container[int]
             if number not in done:
                 yield from (row.writable()[0] for row in score_records([record], metrics, None))
         elif number not in done:
-            row = rank_row(number, sample, ranked)
+            row = rank_row(number, sample, figures)
             yield row if len(raw) <= ROOMY_LINE_BYTES else row.writable()[0]
 

@@ -209,6 +209,7 @@ class Summary:
         self.samples = 0
         self.input_errors = 0
         self._tallies = {name: _MetricTally() for name in metric_names}
+        self._gated = [(name, tally, thresholds.get(name)) for name, tally in self._tallies.items()]  # each metric's threshold, looked up once
 
     def _join(self, row: ResultRow) -> dict[str, float] | None:
         """The human scores for this row, if exactly one sample has its id. A second sample with
@@ -234,14 +235,14 @@ class Summary:
             return
         human = self._join(row)
         judged = bool(row.timing or row.usage)  # a row without a judge (the string, ID and rank metrics) has no costs to count
-        for name, tally in self._tallies.items():
+        for name, tally, threshold in self._gated:
             tally.count += 1
             if judged:
                 _count_costs(tally, row.timing.get(name) or {}, row.usage.get(name) or {})
-            outcome = row.outcome(name, self.thresholds.get(name))
+            outcome = row.outcome(name, threshold)
             if outcome is Outcome.ERROR:
                 tally.errors += 1
-                if name in self.thresholds:
+                if threshold is not None:
                     tally.failed += 1  # a gate must not pass on samples it could not score
                 continue
             if outcome is Outcome.NAN:
@@ -252,7 +253,7 @@ class Summary:
             tally.scores.add(value)
             if human is not None:
                 self._pairs.setdefault(str(row.id), {})[name] = value
-            if name in self.thresholds:
+            if threshold is not None:
                 if outcome is Outcome.PASS:
                     tally.passed += 1
                 else:
