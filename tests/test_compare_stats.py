@@ -100,3 +100,21 @@ def test_a_sample_not_compared_or_no_interval_fails_the_drop_gate_with_its_reaso
     assert not gate.ok and "2 sample(s) could not be compared" in (gate.reason or "")
     gate = drop_gate("pass-if-confidently-above", 0.5, paired=1, mean=0.0, interval=None, uncompared=0)
     assert not gate.ok and "an interval needs 2" in (gate.reason or "")
+
+
+def test_thousands_of_pairs_are_printed_with_the_decimals_their_interval_needs():
+    """A retrieval comparison of 20,000 queries printed -0.000 (-0.000 to +0.000): the difference
+    is now written to its interval's first two significant digits (at most 6 decimals); an
+    interval of 0.005 or wider keeps 3."""
+    from localeval.comparison.compare import MetricComparison
+    from localeval.reports.comparison import difference_interval, signed
+
+    base = [0.5] * 20_000
+    candidate = [0.5] * 18_000 + [0.6] * 1_000 + [0.41] * 1_000
+    found = paired_difference(base, candidate)
+    assert found.ci95 is not None and found.smallest_shown == pytest.approx(0.000417, abs=0.000001) and found.decimals == 5
+    assert difference_interval(found.ci95, 3) == "+0.000 to +0.001" and difference_interval(found.ci95, found.decimals) == "+0.00008 to +0.00092"
+    assert signed(found.mean, found.decimals) == "+0.00050"
+    sentence = MetricComparison("ndcg_at_k", found, (), 0, None, (), ()).sentence()
+    assert sentence == "better: +0.00050 (95% interval +0.00008 to +0.00092)"
+    assert paired_difference([0.0, 0.5, 1.0] * 10, [0.5, 0.5, 1.0] * 10).decimals == 3

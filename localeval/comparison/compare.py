@@ -93,14 +93,15 @@ class MetricComparison:
         low, high = d.ci95
         if self.one_pipeline and low == high == 0.0:
             return "no difference: the same input scored with the same setup gave every sample the same score"
-        figures = f"{d.mean:+.3f} (95% interval {low:+.3f} to {high:+.3f}{'; lower is better' if self.lower_is_better else ''})"
+        places = d.decimals
+        figures = f"{d.mean:+.{places}f} (95% interval {low:+.{places}f} to {high:+.{places}f}{'; lower is better' if self.lower_is_better else ''})"
         if self.verdict is Verdict.BETTER:
             return f"better: {figures}"
         if self.verdict is Verdict.WORSE:
             return f"worse: {figures}"
         if self.lower_is_better:
-            return f"no difference shown: {figures}; the data allow anything from a fall of {-low:.3f} (better) to a rise of {high:.3f} (worse)"
-        return f"no difference shown: {figures}; the data allow anything from a drop of {-low:.3f} to a gain of {high:.3f}"
+            return f"no difference shown: {figures}; the data allow anything from a fall of {-low:.{places}f} (better) to a rise of {high:.{places}f} (worse)"
+        return f"no difference shown: {figures}; the data allow anything from a drop of {-low:.{places}f} to a gain of {high:.{places}f}"
 
     def to_json_dict(self) -> dict[str, Any]:
         return {

@@ -26,12 +26,13 @@ MAX_IN_VERDICT = 3  # metrics named in the verdict line; the rest are counted
 DROP_FIGURE_WORDS = {"difference": "mean difference", "ci95_low": "lower 95% bound", "ci95_high": "upper 95% bound"}
 
 
-def signed(value: float | None) -> str:
-    return "-" if value is None or value != value else f"{value:+.3f}"
+def signed(value: float | None, places: int = 3) -> str:
+    """A difference with its sign; `places`: a metric's `PairedDifference.decimals`."""
+    return "-" if value is None or value != value else f"{value:+.{places}f}"
 
 
-def difference_interval(bounds: tuple[float, float] | None) -> str:
-    return f"{signed(bounds[0])} to {signed(bounds[1])}" if bounds else "-"
+def difference_interval(bounds: tuple[float, float] | None, places: int = 3) -> str:
+    return f"{signed(bounds[0], places)} to {signed(bounds[1], places)}" if bounds else "-"
 
 
 def gate_words(name: str, gate: DropGate, lower_is_better: bool = False) -> str:
@@ -51,11 +52,11 @@ def smallest_shown_words(m: MetricComparison) -> str | None:
     d = m.difference
     if not d.smallest_shown or d.ci95 is None:
         return None
-    return f"with n = {d.count} and this spread, a {'rise' if m.lower_is_better else 'drop'} smaller than {d.smallest_shown:.3f} cannot be shown"
+    return f"with n = {d.count} and this spread, a {'rise' if m.lower_is_better else 'drop'} smaller than {d.smallest_shown:.{d.decimals}f} cannot be shown"
 
 
 def _listed(items: list[tuple[str, MetricComparison]]) -> str:
-    named = ", ".join(f"{name} {signed(m.difference.mean)} ({difference_interval(m.difference.ci95)})" for name, m in items[:MAX_IN_VERDICT])
+    named = ", ".join(f"{name} {signed(m.difference.mean, m.difference.decimals)} ({difference_interval(m.difference.ci95, m.difference.decimals)})" for name, m in items[:MAX_IN_VERDICT])
     return named + (f" and {len(items) - MAX_IN_VERDICT} more" if len(items) > MAX_IN_VERDICT else "")
 
 
@@ -142,7 +143,7 @@ def comparison_text(comparison: Comparison) -> str:
     rows = [header]
     for name, m in comparison.metrics.items():
         d = m.difference
-        rows.append([plain(name), str(d.count), number(d.base_mean), number(d.candidate_mean), signed(d.mean), difference_interval(d.ci95), str(d.up), str(d.down), str(d.level)])
+        rows.append([plain(name), str(d.count), number(d.base_mean), number(d.candidate_mean), signed(d.mean, d.decimals), difference_interval(d.ci95, d.decimals), str(d.up), str(d.down), str(d.level)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     table = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
     table.insert(1, "  ".join("-" * w for w in widths))

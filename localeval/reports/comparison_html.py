@@ -109,17 +109,17 @@ def forest_svg(comparison: Comparison) -> str:
         parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end">{html_text(name, 28)}</text>')
         if d.ci95 is not None:
             low, high = d.ci95
-            parts.append(f'<line x1="{x(low):.1f}" y1="{y:.1f}" x2="{x(high):.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="3"><title>{html_text(name)}: 95% interval {difference_interval(d.ci95)}</title></line>')
+            parts.append(f'<line x1="{x(low):.1f}" y1="{y:.1f}" x2="{x(high):.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="3"><title>{html_text(name)}: 95% interval {difference_interval(d.ci95, d.decimals)}</title></line>')
             parts += [f'<line x1="{x(v):.1f}" y1="{y - 6:.1f}" x2="{x(v):.1f}" y2="{y + 6:.1f}" stroke="{colour}" stroke-width="2"/>' for v in (low, high)]
         if d.mean is not None:
-            parts.append(f'<circle cx="{x(d.mean):.1f}" cy="{y:.1f}" r="5" fill="{colour}"><title>{html_text(name)}: {signed(d.mean)} ({html_text(m.verdict.value)})</title></circle>')
+            parts.append(f'<circle cx="{x(d.mean):.1f}" cy="{y:.1f}" r="5" fill="{colour}"><title>{html_text(name)}: {signed(d.mean, d.decimals)} ({html_text(m.verdict.value)})</title></circle>')
         limit = _gate_limit(m)
         if limit is not None:
             parts.append(
                 f'<line x1="{x(limit):.1f}" y1="{y - 11:.1f}" x2="{x(limit):.1f}" y2="{y + 11:.1f}" stroke="{GATE_COLOUR}" stroke-width="2" stroke-dasharray="3 2">'
                 f"<title>{html_text(name)}: --max-drop {number(m.gate.max_drop) if m.gate else ''}</title></line>"
             )
-        figures = f"{signed(d.mean)} ({difference_interval(d.ci95)})" if d.ci95 else f"{signed(d.mean)} (no interval)"
+        figures = f"{signed(d.mean, d.decimals)} ({difference_interval(d.ci95, d.decimals)})" if d.ci95 else f"{signed(d.mean)} (no interval)"
         parts.append(f'<text x="{right + 10}" y="{y + 4:.1f}" font-size="12" fill="{colour}">{figures} {html_text(m.verdict.value)}</text>')
     return (
         f'<svg width="{FOREST_W}" height="{height}" viewBox="0 0 {FOREST_W} {height}" role="img" '
@@ -249,8 +249,8 @@ def _paired_table(out: IO[str], comparison: Comparison) -> None:
         css = VERDICT_CLASS.get(m.verdict.value, "")
         out.write(
             f"<tr><td>{html_text(name)}</td><td class=num>{d.count}</td><td class=num>{number(d.base_mean)}</td><td class=num>{number(d.candidate_mean)}</td>"
-            f"<td class=num>{signed(d.mean)}</td><td class=num>{difference_interval(d.ci95)}</td><td class=num>{d.up}</td><td class=num>{d.down}</td>"
-            f"<td class=num>{d.level}</td><td class=\"{css}\">{html_text(m.verdict.value)}</td><td class=num>{'±' + number(d.smallest_shown) if d.smallest_shown else '-'}</td></tr>\n"
+            f"<td class=num>{signed(d.mean, d.decimals)}</td><td class=num>{difference_interval(d.ci95, d.decimals)}</td><td class=num>{d.up}</td><td class=num>{d.down}</td>"
+            f"<td class=num>{d.level}</td><td class=\"{css}\">{html_text(m.verdict.value)}</td><td class=num>{'±' + number(d.smallest_shown, d.decimals) if d.smallest_shown else '-'}</td></tr>\n"
         )
     out.write("</tbody></table>\n<ul>")
     for name, m in comparison.metrics.items():

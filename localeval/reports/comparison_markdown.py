@@ -77,8 +77,8 @@ def _table(comparison: Comparison, budget: int) -> str:
     for shown, (name, m) in enumerate(comparison.metrics.items()):
         d = m.difference
         row = (
-            f"| {markdown_cell(name)} | {d.count} | {number(d.base_mean)} → {number(d.candidate_mean)} | {signed(d.mean)} ({difference_interval(d.ci95)}) | "
-            f"{_verdict_cell(m)} | {'±' + number(d.smallest_shown) if d.smallest_shown else '-'} |"
+            f"| {markdown_cell(name)} | {d.count} | {number(d.base_mean)} → {number(d.candidate_mean)} | {signed(d.mean, d.decimals)} ({difference_interval(d.ci95, d.decimals)}) | "
+            f"{_verdict_cell(m)} | {'±' + number(d.smallest_shown, d.decimals) if d.smallest_shown else '-'} |"
         )
         if used + len(row) + 1 > budget:
             lines.append(f"\n... and {len(names) - shown} more metrics: `--json` has them all.")

@@ -112,6 +112,16 @@ class PairedDifference:
         return Verdict.NO_DIFFERENCE
 
     @property
+    def decimals(self) -> int:
+        """How many decimals show this difference: 3, or, when the interval's half-width is below
+        0.005 (thousands of pairs: a retrieval run), enough for its first two significant digits, at
+        most 6. Three decimals would print such a comparison as -0.000 (-0.000 to +0.000)."""
+        half = self.smallest_shown
+        if not half or half >= 0.005:
+            return 3
+        return min(6, 1 - math.floor(math.log10(half)))
+
+    @property
     def width_ratio(self) -> float | None:
         """The unpaired interval's width over the paired one's: how much the pairing narrowed it."""
         if self.ci95 is None or self.unpaired_ci95 is None or self.ci95[1] <= self.ci95[0]:
