@@ -45,6 +45,7 @@ EXTRA_STYLE = """
 MAX_PAIR_ROWS = 20_000  # rows of the table of every pair; past it the level pairs go first, and it says so
 MAX_POINTS = 2_000  # distinct points a scatter draws; past it scores are rounded to 2 decimals
 FOREST_W, ROW_H, LABEL_W, FIGURES_W = 860, 30, 200, 300
+CHAR_W = 7  # about what a character of the 12 px figures takes: the plot widens for longer ones
 SCATTER = 230
 SCATTER_PAD = 34
 INSET = 12  # the frame's margin around [0, 1]: a point at a corner is drawn whole
@@ -83,6 +84,13 @@ def _gate_limit(m: MetricComparison) -> float | None:
     return m.gate.max_drop if m.lower_is_better else -m.gate.max_drop
 
 
+def _figures(m: MetricComparison) -> str:
+    """What the forest plot writes beside a metric's row: its difference, interval and verdict."""
+    d = m.difference
+    figures = f"{signed(d.mean, d.decimals)} ({difference_interval(d.ci95, d.decimals)})" if d.ci95 else f"{signed(d.mean)} (no interval)"
+    return f"{figures} {m.verdict.value}"
+
+
 def forest_svg(comparison: Comparison) -> str:
     """Each metric's mean difference (a dot) and 95% interval (a bar) against the zero line, coloured
     by its verdict, each gate's limit a dashed mark on its row; the figures written beside."""
@@ -90,6 +98,8 @@ def forest_svg(comparison: Comparison) -> str:
     bounds = [v for _, m in metrics for v in (m.difference.ci95 or ())] + [v for _, m in metrics if (v := _gate_limit(m)) is not None]
     bounds += [m.difference.mean for _, m in metrics if m.difference.mean is not None]
     half = _scale(bounds)
+    written = {name: _figures(m) for name, m in metrics}
+    width = FOREST_W - FIGURES_W + max([FIGURES_W] + [CHAR_W * len(text) + 16 for text in written.values()])  # room for the longest figures
     left, right = LABEL_W, FOREST_W - FIGURES_W
     height = ROW_H * len(metrics) + 44
 
@@ -119,10 +129,9 @@ def forest_svg(comparison: Comparison) -> str:
                 f'<line x1="{x(limit):.1f}" y1="{y - 11:.1f}" x2="{x(limit):.1f}" y2="{y + 11:.1f}" stroke="{GATE_COLOUR}" stroke-width="2" stroke-dasharray="3 2">'
                 f"<title>{html_text(name)}: --max-drop {number(m.gate.max_drop) if m.gate else ''}</title></line>"
             )
-        figures = f"{signed(d.mean, d.decimals)} ({difference_interval(d.ci95, d.decimals)})" if d.ci95 else f"{signed(d.mean)} (no interval)"
-        parts.append(f'<text x="{right + 10}" y="{y + 4:.1f}" font-size="12" fill="{colour}">{figures} {html_text(m.verdict.value)}</text>')
+        parts.append(f'<text x="{right + 10}" y="{y + 4:.1f}" font-size="12" fill="{colour}">{html_text(written[name])}</text>')
     return (
-        f'<svg width="{FOREST_W}" height="{height}" viewBox="0 0 {FOREST_W} {height}" role="img" '
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="each metric\'s difference with its 95% interval">{"".join(parts)}</svg>'
     )
 
