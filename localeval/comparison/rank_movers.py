@@ -19,8 +19,10 @@ MAX_ID = 80  # characters of an id quoted
 
 def _ranked(details: dict[str, Any] | None) -> dict[str, int] | None:
     """The relevant ids found and their ranks, from a rank metric's details; None for another shape."""
-    ranks = details.get("ranks") if isinstance(details, dict) else None
-    if not isinstance(ranks, dict) or not isinstance(details, dict) or not isinstance(details.get("missing"), list):
+    if not isinstance(details, dict):
+        return None
+    ranks = details.get("ranks")
+    if not isinstance(ranks, dict) or not isinstance(details.get("missing"), list):
         return None
     if not all(isinstance(rank, int) and not isinstance(rank, bool) for rank in ranks.values()):
         return None

@@ -99,7 +99,8 @@ def text_blocks(path: str, digest: Digest | None = None) -> Iterator[tuple[int, 
                 yield first, lines
                 first += len(lines)
     if tail:
-        yield first, [_decoded(tail, path, first).lstrip("\ufeff") if first == 1 else _decoded(tail, path, first)]
+        last = _decoded(tail, path, first)
+        yield first, [last.lstrip("\ufeff") if first == 1 else last]
 
 
 def _lines(path: str, digest: Digest | None) -> Iterator[tuple[int, str]]:

@@ -166,10 +166,7 @@ def _walk(
             return
         summary.candidates += 1
         if candidate.key in done:
-            duplicates.keep(done[candidate.key]["user_input"])
-            summary.rewritten += bool(done[candidate.key]["metadata"].get("rewritten"))
-            summary.kept += 1
-            summary.kept_by_kind[candidate.kind] += 1
+            _count_kept(done[candidate.key], candidate.kind, duplicates, summary)
             on_candidate(summary)
             continue
         row, reason = _tried(candidate, judge, attribution, duplicates, seed, generator, language, rewrites)
@@ -178,11 +175,17 @@ def _walk(
         else:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             out.flush()
-            duplicates.keep(row["user_input"])
-            summary.rewritten += bool(row["metadata"].get("rewritten"))
-            summary.kept += 1
-            summary.kept_by_kind[candidate.kind] += 1
+            _count_kept(row, candidate.kind, duplicates, summary)
         on_candidate(summary)
+
+
+def _count_kept(row: dict[str, Any], kind: str, duplicates: Duplicates, summary: GenerateSummary) -> None:
+    """A kept row (written now, or by the run a resume continues): its question joins the
+    near-duplicate check, and the summary counts it."""
+    duplicates.keep(row["user_input"])
+    summary.rewritten += bool(row["metadata"].get("rewritten"))
+    summary.kept += 1
+    summary.kept_by_kind[kind] += 1
 
 
 def _tried(

@@ -54,7 +54,7 @@ def samples_from_run_files(settings: RunSettings) -> Iterator[RunSettings]:
         run, qrels = read_run(settings.input, digests["run"]), read_qrels(settings.qrels, digests["qrels"])
         queries = read_queries(settings.queries, digests["queries"]) if settings.queries is not None else None
     except OSError as error:  # a file that vanished or may not be read: named, exit 2
-        raise ConfigError(f"cannot read {error.filename}: {error.strerror}") from None
+        raise ConfigError(f"cannot read {error.filename}: {error.strerror or error}") from None
     with tempfile.TemporaryDirectory(prefix="localeval-run-") as folder:
         converted = Path(folder) / SAMPLES_NAME
         with open(converted, "w", encoding="utf-8") as out:

@@ -17,9 +17,9 @@ from localeval.errors import ConfigError
 from localeval.stats.intervals import narrowest_half_width
 from localeval.stats.ppi import MIN_LABELS, PredictionPowered
 
+EVERY_METRIC = "all"  # --max-drop all=VALUE (max_drop in a config): a gate on every compared metric; a NAME=VALUE beside it wins for NAME
 # Below this many scored samples the interval is always the whole [0, 1] (its narrowest half-width
 # reaches 1): an interval gate cannot be settled.
-EVERY_METRIC = "all"  # --max-drop all=VALUE (max_drop in a config): a gate on every compared metric; a NAME=VALUE beside it wins for NAME
 FEWEST_TO_SETTLE = next(n for n in range(2, 100) if narrowest_half_width(n) < 1.0)
 SMALL_SAMPLE_RULE = (
     "the 95% interval counts one more sample disagreeing by the whole 0-1 range and uses Student's t, "
