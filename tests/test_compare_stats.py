@@ -8,7 +8,7 @@ import pytest
 
 from localeval.stats.gates import drop_gate
 from localeval.stats.intervals import t975
-from localeval.stats.paired import PSEUDO_SQUARES, Verdict, paired_difference, pseudo_squares
+from localeval.stats.paired import PSEUDO_SQUARES, PairedDifference, Verdict, paired_difference, pseudo_squares
 
 
 def test_ten_equal_pairs_that_do_not_come_from_one_pipeline_never_give_a_zero_width_interval():
@@ -118,3 +118,7 @@ def test_thousands_of_pairs_are_printed_with_the_decimals_their_interval_needs()
     sentence = MetricComparison("ndcg_at_k", found, (), 0, None, (), ()).sentence()
     assert sentence == "better: +0.00050 (95% interval +0.00008 to +0.00092)"
     assert paired_difference([0.0, 0.5, 1.0] * 10, [0.5, 0.5, 1.0] * 10).decimals == 3
+    tiny = PairedDifference(10**8, 0.5, 0.5, 0.0, 1e-9, (-1e-8, 1e-8), (-1e-8, 1e-8), 0, 0, 10**8, 1e-8)  # far below 1e-6: six decimals at most
+    assert tiny.decimals == 6
+    figures = MetricComparison("ndcg_at_k", found, (), 0, None, (), ()).to_json_dict()  # the JSON keeps every figure unrounded
+    assert figures["ci95"] == list(found.ci95) and figures["difference"] == found.mean and figures["smallest_shown"] == found.smallest_shown
